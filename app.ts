@@ -1,0 +1,64 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { randomUUID } from 'node:crypto'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import configPlugin, { type Config } from './plugins/config'
+import errors, { JSON_BODY_LIMIT } from './plugins/errors'
+import validation, { buildValidator } from './plugins/validation'
+import security from './plugins/security'
+import db, { type DbOptions } from './plugins/db'
+import openapi from './plugins/openapi'
+import health from './routes/health'
+import docs from './routes/docs'
+
+export interface AppOptions {
+  db?: DbOptions
+  /** Where logs go (default stdout). */
+  logStream?: NodeJS.WritableStream
+}
+
+const REQUEST_ID = /^[A-Za-z0-9-]{1,64}$/
+
+/** Secrets never reach the logs, whatever the level. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization', 'req.headers.cookie', 'req.body', 'body', 'err.parameters', 'err.args',
+  ...['password', 'newPassword', 'currentPassword', 'passwordHash', 'password_hash',
+    'token', 'accessToken', 'refreshToken', 'inviteToken', 'tokenHash', 'token_hash']
+    .flatMap(key => [key, `*.${key}`])
+]
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>
+
+export async function buildApp (config: Config, options: AppOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      ...(options.logStream !== undefined ? { stream: options.logStream } : {})
+    },
+    // A hop count is valid for proxy-addr, though Fastify's types only name the other forms.
+    trustProxy: config.trustProxy as boolean | string[],
+    bodyLimit: JSON_BODY_LIMIT,
+    genReqId: request => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } }
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  await app.register(configPlugin, { config })
+  await app.register(errors)
+  await app.register(validation)
+  await app.register(security)
+  await app.register(db, options.db ?? {})
+  await app.register(openapi)
+
+  await app.register(health)
+  await app.register(docs)
+
+  return app
+}

@@ -1,0 +1,95 @@
+import { Type, type TSchema, type TProperties, type ObjectOptions, type StringOptions } from '@sinclair/typebox'
+
+/** An id: an integer from 1 to 2147483647. */
+export const Id = Type.Integer({ minimum: 1, maximum: 2147483647 })
+
+/** A calendar date, YYYY-MM-DD, that exists. */
+export const IsoDate = Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', examples: ['2024-05-17'] })
+
+/** A timestamp, RFC 3339 in UTC. */
+export const Timestamp = Type.String({ format: 'date-time' })
+
+/** An object that refuses unknown properties. */
+export function StrictObject<T extends TProperties> (properties: T, options: ObjectOptions = {}) {
+  return Type.Object(properties, { additionalProperties: false, ...options })
+}
+
+/**
+ * A value that may also be null. Primitive types get a type list rather than
+ * anyOf, which keeps validation messages short and serialization fast.
+ */
+export function Nullable<T extends TSchema> (schema: T) {
+  const type = (schema as { type?: unknown }).type
+  if (typeof type === 'string' && type !== 'object' && type !== 'array') {
+    const copy: Record<string, unknown> = { ...schema, type: [type, 'null'] }
+    if (Array.isArray(copy.enum)) copy.enum = [...copy.enum, null]
+    return Type.Unsafe<T['static'] | null>(copy)
+  }
+  return Type.Union([schema, Type.Null()])
+}
+
+/** A password or token: never trimmed, never logged. */
+export function Secret (options: StringOptions = {}) {
+  return Type.String({ ...options, 'x-secret': true })
+}
+
+/** A name: 1 to `max` characters after trimming. */
+export function Name (max = 200) {
+  return Type.String({ minLength: 1, maxLength: max })
+}
+
+/** Free text: at most 10,000 characters. */
+export const FreeText = Type.String({ maxLength: 10000 })
+
+export const ErrorBody = Type.Object({
+  error: Type.String(),
+  code: Type.String(),
+  details: Type.Object({
+    issues: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    requestId: Type.Optional(Type.String())
+  }, { additionalProperties: true })
+}, { $id: 'Error', title: 'Error', description: 'The error body of every failed request' })
+
+export const ErrorRef = Type.Ref('Error')
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input',
+  401: 'Missing, invalid or expired token',
+  403: 'Not allowed',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Too large',
+  415: 'Unsupported media type',
+  429: 'Too many requests',
+  500: 'Unexpected failure',
+  503: 'Database unavailable'
+}
+
+/** Response schemas for error statuses, each the shared error body. */
+export function errorResponses (...statuses: number[]): Record<number, TSchema> {
+  const responses: Record<number, TSchema> = {}
+  for (const status of [...statuses, 500, 503]) {
+    responses[status] = Type.Ref('Error', { description: ERROR_DESCRIPTIONS[status] ?? 'Error' })
+  }
+  return responses
+}
+
+export const ListMeta = Type.Object({
+  total: Type.Integer({ minimum: 0 }),
+  limit: Type.Integer({ minimum: 1 }),
+  offset: Type.Integer({ minimum: 0 })
+}, { $id: 'ListMeta', title: 'ListMeta' })
+
+/** The envelope of every list: `{ data, meta }`. */
+export function ListOf<T extends TSchema> (item: T, title: string) {
+  return Type.Object({ data: Type.Array(item), meta: Type.Ref('ListMeta') }, { title })
+}
+
+/** Pagination parameters of every list. */
+export const Pagination = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647, default: 0 }))
+}
+
+/** Schemas registered once on the app and referenced by $id. */
+export const sharedSchemas = [ErrorBody, ListMeta]

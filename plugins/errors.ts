@@ -1,0 +1,198 @@
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+
+export const JSON_BODY_LIMIT = 1024 * 1024
+const MAX_ISSUES = 20
+export const DATABASE_UNAVAILABLE = 'The database is unavailable; try again shortly'
+
+/** Codes the service's own errors carry; they are answered as they are. */
+const OWN_CODES = new Set([
+  'VALIDATION_ERROR', 'INVALID_BODY', 'INVITE_INVALID',
+  'UNAUTHORIZED', 'TOKEN_EXPIRED', 'INVALID_CREDENTIALS', 'REFRESH_TOKEN_INVALID', 'REFRESH_TOKEN_REUSED',
+  'FORBIDDEN', 'ACCOUNT_DISABLED', 'REGISTRATION_CLOSED', 'WRONG_PASSWORD',
+  'NOT_FOUND', 'ROUTE_NOT_FOUND',
+  'EMAIL_TAKEN', 'LAST_OWNER', 'LAST_ADMIN', 'FAMILY_NOT_EMPTY', 'ALREADY_MEMBER', 'CONFLICT',
+  'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE', 'GROWTH_DATA_MISSING'
+])
+
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'ROUTE_NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'SERVICE_UNAVAILABLE'
+}
+
+/** Connection failures of postgres.js and Node, and PostgreSQL's "cannot serve now" codes. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT',
+  '57P01', '57P02', '57P03', '53300'
+])
+
+export interface ErrorBody {
+  error: string
+  code: string
+  details: Record<string, unknown>
+}
+
+interface Answer {
+  status: number
+  body: ErrorBody
+}
+
+type AnyError = FastifyError & {
+  details?: Record<string, unknown>
+  severity?: string
+  errno?: string
+  validationContext?: string
+  cause?: unknown
+}
+
+interface Issue {
+  path: string
+  message: string
+}
+
+const PART: Record<string, string> = { querystring: 'query', params: 'params', body: 'body', headers: 'headers' }
+
+/** Ajv errors as `{ path, message }`, the path naming the request part and the field. */
+export function validationIssues (error: AnyError): Issue[] {
+  const part = PART[error.validationContext ?? 'body'] ?? 'body'
+  const all = error.validation ?? []
+  const specific = all.filter(item => !['anyOf', 'oneOf', 'if'].includes(item.keyword))
+  const issues = (specific.length > 0 ? specific : all).map(item => {
+    const params = item.params as Record<string, unknown>
+    let path = `/${part}${item.instancePath}`
+    let message = item.message ?? 'is invalid'
+    if (item.keyword === 'required') {
+      path += `/${String(params.missingProperty)}`
+      message = 'is required'
+    } else if (item.keyword === 'additionalProperties') {
+      path += `/${String(params.additionalProperty)}`
+      message = 'is not allowed'
+    }
+    return { path, message }
+  })
+  const seen = new Set<string>()
+  return issues.filter(issue => {
+    const key = `${issue.path} ${issue.message}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  }).slice(0, MAX_ISSUES)
+}
+
+function fromPostgres (error: AnyError): Answer | null {
+  const code = String(error.code ?? '')
+  if (error.name !== 'PostgresError' && error.severity === undefined) return null
+  if (code === '23505') {
+    return { status: 409, body: { error: 'A record with these values already exists', code: 'CONFLICT', details: {} } }
+  }
+  if (code === '23503') {
+    return error.message.startsWith('insert or update')
+      ? { status: 400, body: { error: 'A referenced record does not exist', code: 'VALIDATION_ERROR', details: { issues: [] } } }
+      : { status: 409, body: { error: 'The record is still referenced by other records', code: 'CONFLICT', details: {} } }
+  }
+  if (code === '40001' || code === '40P01') {
+    return { status: 409, body: { error: 'The request conflicted with another one; try again', code: 'CONFLICT', details: {} } }
+  }
+  if (code.startsWith('23') || code.startsWith('22')) {
+    return { status: 400, body: { error: 'A value is out of range or not allowed', code: 'VALIDATION_ERROR', details: { issues: [] } } }
+  }
+  return null
+}
+
+function isUnreachable (error: AnyError): boolean {
+  const code = String(error.code ?? error.errno ?? '')
+  if (UNREACHABLE.has(code) || code.startsWith('08')) return true
+  const cause = error.cause as AnyError | undefined
+  return cause !== undefined && cause !== null && typeof cause === 'object' && UNREACHABLE.has(String(cause.code ?? ''))
+}
+
+export function answerFor (error: AnyError, request: FastifyRequest, production: boolean): Answer {
+  const code = String(error.code ?? '')
+  if (error.validation !== undefined) {
+    return { status: 400, body: { error: 'The request is not valid', code: 'VALIDATION_ERROR', details: { issues: validationIssues(error) } } }
+  }
+  if (OWN_CODES.has(code)) {
+    return { status: error.statusCode ?? 500, body: { error: error.message, code, details: error.details ?? {} } }
+  }
+  switch (code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, body: { error: 'The body is not valid JSON', code: 'INVALID_BODY', details: {} } }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: { error: 'The body is larger than 1 MiB', code: 'PAYLOAD_TOO_LARGE', details: {} } }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: { error: `Content type ${request.headers['content-type'] ?? '(none)'} is not accepted here`, code: 'UNSUPPORTED_MEDIA_TYPE', details: {} } }
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return { status: 400, body: { error: 'The body is not valid JSON', code: 'INVALID_BODY', details: {} } }
+  }
+  const pg = fromPostgres(error)
+  if (pg !== null) return pg
+  if (isUnreachable(error)) {
+    return { status: 503, body: { error: DATABASE_UNAVAILABLE, code: 'SERVICE_UNAVAILABLE', details: {} } }
+  }
+  const status = error.statusCode
+  if (status !== undefined && status >= 400 && status < 500 && CODE_BY_STATUS[status] !== undefined) {
+    const details = status === 400 ? { issues: [] } : {}
+    return { status, body: { error: error.message, code: CODE_BY_STATUS[status], details } }
+  }
+  return {
+    status: 500,
+    body: {
+      error: production ? 'Internal server error' : error.message,
+      code: 'INTERNAL_ERROR',
+      details: { requestId: request.id }
+    }
+  }
+}
+
+export function sendError (reply: FastifyReply, answer: Answer): FastifyReply {
+  if (answer.status === 503) reply.header('retry-after', '5')
+  if (answer.status === 401) reply.header('www-authenticate', 'Bearer')
+  return reply.code(answer.status).send(answer.body)
+}
+
+/**
+ * One error handler for every layer, and the not-found handler: each answers
+ * with the error body of the API contract. 5xx are logged with the request id;
+ * in production their cause never reaches the client.
+ */
+export default fp(async function errorsPlugin (fastify) {
+  const production = fastify.config.production
+
+  fastify.removeAllContentTypeParsers()
+  const parseJson = fastify.getDefaultJsonParser('error', 'error')
+  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (request, body, done) => {
+    if (body.toString().trim() === '') {
+      done(null, undefined)
+      return
+    }
+    parseJson(request, body.toString(), done)
+  })
+
+  fastify.setErrorHandler(function (error: AnyError, request, reply) {
+    const answer = answerFor(error, request, production)
+    if (answer.status >= 500) {
+      request.log.error({ err: error, reqId: request.id }, 'request failed')
+    }
+    return sendError(reply, answer)
+  })
+
+  fastify.setNotFoundHandler(function (request, reply) {
+    return sendError(reply, {
+      status: 404,
+      body: { error: `Route ${request.method} ${request.url.split('?')[0].slice(0, 200)} not found`, code: 'ROUTE_NOT_FOUND', details: {} }
+    })
+  })
+}, { name: 'errors', dependencies: ['config'] })

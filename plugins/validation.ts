@@ -1,0 +1,94 @@
+import fp from 'fastify-plugin'
+import Ajv from 'ajv'
+import addFormats from 'ajv-formats'
+import type { FastifySchemaCompiler } from 'fastify'
+
+type Schema = Record<string, any>
+
+function createAjv (coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: coerce ? 'array' : false,
+    removeAdditional: false,
+    useDefaults: true,
+    strict: false,
+    addUsedSchema: false
+  })
+  addFormats(ajv)
+  return ajv
+}
+
+/**
+ * Validators for the whole app: bodies are checked strictly (nothing coerced,
+ * unknown properties refused by the schemas), while query strings and path
+ * parameters are text and are converted to their types.
+ */
+export function buildValidator (externalSchemas: Record<string, any> = {}): FastifySchemaCompiler<Schema> {
+  const strict = createAjv(false)
+  const converting = createAjv(true)
+  for (const schema of Object.values(externalSchemas) as Schema[]) {
+    strict.addSchema(schema)
+    converting.addSchema(schema)
+  }
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : converting).compile(schema)
+}
+
+function pick (schema: Schema | undefined, value: unknown): Schema | undefined {
+  if (schema?.anyOf === undefined) return schema
+  const kind = Array.isArray(value) ? 'array' : typeof value
+  return schema.anyOf.find((branch: Schema) => branch.type === kind || (Array.isArray(branch.type) && branch.type.includes(kind))) ?? schema
+}
+
+/**
+ * Trims every string of a body (secrets, marked `x-secret`, excepted) and turns an
+ * empty optional string into null, following the route's own schema.
+ */
+export function normalizeBody (value: unknown, schema: Schema | undefined, required = true): unknown {
+  schema = pick(schema, value)
+  if (schema === undefined) return value
+  if (typeof value === 'string') {
+    if (schema['x-secret'] === true) return value
+    const trimmed = value.trim()
+    return trimmed === '' && !required ? null : trimmed
+  }
+  if (Array.isArray(value)) {
+    return value.map(item => normalizeBody(item, schema.items, true))
+  }
+  if (value !== null && typeof value === 'object' && schema.properties !== undefined) {
+    const object = value as Record<string, unknown>
+    const requiredKeys: string[] = schema.required ?? []
+    for (const key of Object.keys(object)) {
+      if (Object.hasOwn(schema.properties, key)) {
+        object[key] = normalizeBody(object[key], schema.properties[key], requiredKeys.includes(key))
+      }
+    }
+  }
+  return value
+}
+
+/** Query strings are trimmed too; an empty parameter counts as absent. */
+function normalizeQuery (query: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(query)) {
+    if (typeof value !== 'string') continue
+    const trimmed = value.trim()
+    if (trimmed === '') delete query[key]
+    else query[key] = trimmed
+  }
+}
+
+export default fp(async function validation (fastify) {
+  fastify.addHook('preValidation', async request => {
+    const schema = request.routeOptions.schema
+    if (schema === undefined) return
+    const body = schema.body as Schema | undefined
+    if (body !== undefined && request.body === undefined && body.type === 'object' && (body.required ?? []).length === 0) {
+      // A body whose fields are all optional may be left out entirely.
+      request.body = {}
+    } else if (body !== undefined && request.body !== undefined) {
+      request.body = normalizeBody(request.body, body)
+    }
+    if (request.query !== null && typeof request.query === 'object') {
+      normalizeQuery(request.query as Record<string, unknown>)
+    }
+  })
+}, { name: 'validation' })

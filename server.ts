@@ -1,0 +1,42 @@
+import { buildApp } from './app'
+import { ConfigError, loadConfig, type Config } from './plugins/config'
+
+const DRAIN_MS = 10_000
+const GIVE_UP_MS = 20_000
+
+/** A start that fails says why in one line, without a stack trace. */
+function fail (error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error)
+  process.stderr.write(`${message.split('\n')[0]}\n`)
+  process.exit(1)
+}
+
+async function main (): Promise<void> {
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error)
+    throw error
+  }
+
+  const app = await buildApp(config)
+  await app.listen({ port: config.port, host: config.host })
+
+  let closing = false
+  const shutdown = (signal: string): void => {
+    if (closing) return
+    closing = true
+    app.log.info(`${signal} received: finishing requests and shutting down`)
+    setTimeout(() => app.server.closeAllConnections(), DRAIN_MS).unref()
+    setTimeout(() => process.exit(1), GIVE_UP_MS).unref()
+    app.close().then(() => process.exit(0), error => {
+      app.log.error({ err: error }, 'shutdown failed')
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+}
+
+main().catch(fail)

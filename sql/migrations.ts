@@ -1,0 +1,80 @@
+import { readdir, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Sql } from '../plugins/db'
+
+export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations')
+
+/** Any constant works; it only has to be the same for every instance. */
+const LOCK_KEY = 7_405_117_301
+
+const FILE_NAME = /^\d{8}-\d{6}-[a-z0-9-]+\.sql$/
+
+export class MigrationError extends Error {
+  constructor (readonly file: string, cause: unknown) {
+    super(`Migration ${file} failed: ${cause instanceof Error ? cause.message : String(cause)}`)
+    this.name = 'MigrationError'
+  }
+}
+
+interface Options {
+  dir?: string
+  log?: { info: (msg: string) => void }
+}
+
+export async function migrationFiles (dir = MIGRATIONS_DIR): Promise<string[]> {
+  const names = (await readdir(dir)).filter(name => name.endsWith('.sql'))
+  for (const name of names) {
+    if (!FILE_NAME.test(name)) throw new MigrationError(name, new Error('the name must be YYYYMMDD-HHMMSS-description.sql'))
+  }
+  return names.sort()
+}
+
+export async function appliedMigrations (sql: Sql): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`select name from migrations order by name`
+  return rows.map(row => row.name)
+}
+
+/**
+ * Applies every migration file not yet recorded, in name order, each in its own
+ * transaction together with its record. A session advisory lock makes
+ * instances that start together wait for each other, so each file runs once.
+ * Returns the names applied.
+ */
+export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, log }: Options = {}): Promise<string[]> {
+  const files = await migrationFiles(dir)
+  const conn = await sql.reserve()
+  try {
+    await conn`select pg_advisory_lock(${LOCK_KEY})`
+    try {
+      await conn`
+        create table if not exists migrations (
+          id serial primary key,
+          name varchar(255) unique not null,
+          applied_at timestamptz not null default now()
+        )
+      `
+      const done = new Set((await conn<{ name: string }[]>`select name from migrations`).map(row => row.name))
+      const applied: string[] = []
+      for (const file of files) {
+        if (done.has(file)) continue
+        const text = await readFile(path.join(dir, file), 'utf8')
+        await conn.unsafe('begin')
+        try {
+          await conn.unsafe(text).simple()
+          await conn`insert into migrations ${conn({ name: file })}`
+          await conn.unsafe('commit')
+        } catch (error) {
+          await conn.unsafe('rollback').catch(() => {})
+          throw new MigrationError(file, error)
+        }
+        log?.info(`applied migration ${file}`)
+        applied.push(file)
+      }
+      return applied
+    } finally {
+      await conn`select pg_advisory_unlock(${LOCK_KEY})`.catch(() => {})
+    }
+  } finally {
+    conn.release()
+  }
+}

@@ -1,0 +1,173 @@
+import t, { type Test } from 'tap'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { ConfigError, loadConfig } from '../plugins/config'
+
+const A = 'a'.repeat(32)
+const B = 'b'.repeat(32)
+const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://app:pw@db:5432/app', JWT_SECRET: A, JWT_REFRESH_SECRET: B }
+
+function tempDir (t: Test): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-config-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+function refused (t: Test, env: Record<string, string>, setting: string, pattern: RegExp): void {
+  let error: unknown = null
+  try {
+    loadConfig(env)
+  } catch (caught) {
+    error = caught
+  }
+  t.ok(error instanceof ConfigError, `${setting}: refused with a ConfigError`)
+  t.equal((error as ConfigError).setting, setting, `names ${setting}`)
+  t.match((error as ConfigError).message, pattern)
+  t.notMatch((error as ConfigError).message, /\n/, 'one line')
+}
+
+t.test('production defaults', async t => {
+  const config = loadConfig(PRODUCTION)
+  t.equal(config.production, true)
+  t.equal(config.port, 3001)
+  t.equal(config.host, '127.0.0.1')
+  t.equal(config.logLevel, 'error')
+  t.equal(config.uploadDir, '/app/uploads')
+  t.equal(config.avatarDir, '/app/avatars')
+  t.equal(config.growthDataDir, '/app/growth')
+  t.same(config.database, { kind: 'url', url: PRODUCTION.DATABASE_URL })
+  t.equal(config.registration, 'invite')
+  t.equal(config.trustProxy, false)
+  t.same(config.corsOrigins, [])
+  t.equal(config.maxFileSize, 10485760)
+  t.equal(config.accessTokenTtl, 900)
+  t.equal(config.refreshTokenTtl, 604800)
+  t.equal(config.authRateLimitMax, 10)
+  t.equal(config.authRateLimitWindow, 60)
+  t.equal(config.refreshReuseGrace, 10)
+  t.equal(config.bcryptCost, 12)
+})
+
+t.test('production refuses a short secret', async t => {
+  refused(t, { ...PRODUCTION, JWT_SECRET: 'x'.repeat(31) }, 'JWT_SECRET', /JWT_SECRET must be at least 32 characters/)
+  refused(t, { ...PRODUCTION, JWT_REFRESH_SECRET: 'short' }, 'JWT_REFRESH_SECRET', /at least 32/)
+})
+
+t.test('production refuses equal secrets', async t => {
+  refused(t, { ...PRODUCTION, JWT_REFRESH_SECRET: A }, 'JWT_REFRESH_SECRET', /must differ from JWT_SECRET/)
+})
+
+t.test('production refuses missing secrets', async t => {
+  const { JWT_SECRET: _omitted, ...rest } = PRODUCTION
+  refused(t, rest, 'JWT_SECRET', /JWT_SECRET is required in production/)
+})
+
+t.test('production refuses a missing database setting', async t => {
+  const { DATABASE_URL: _omitted, ...rest } = PRODUCTION
+  refused(t, rest, 'DATABASE_URL', /required in production/)
+  refused(t, { ...rest, DB_HOST: 'db', DB_USER: 'app', DB_PASSWORD: 'pw' }, 'DB_NAME', /DB_NAME is required in production/)
+  refused(t, { ...rest, DB_HOST: 'db', DB_NAME: 'app', DB_PASSWORD: 'pw' }, 'DB_USER', /DB_USER is required/)
+})
+
+t.test('DB_* variables build the connection URL; DATABASE_URL wins', async t => {
+  const { DATABASE_URL: _omitted, ...rest } = PRODUCTION
+  const config = loadConfig({ ...rest, DB_USER: 'app', DB_PASSWORD: 'p@ss w/rd', DB_NAME: 'health' })
+  t.equal(config.database.kind, 'url')
+  const url = new URL((config.database as { url: string }).url)
+  t.equal(url.hostname, '127.0.0.1')
+  t.equal(url.port, '5432')
+  t.equal(decodeURIComponent(url.username), 'app')
+  t.equal(decodeURIComponent(url.password), 'p@ss w/rd')
+  t.equal(url.pathname, '/health')
+  const both = loadConfig({ ...PRODUCTION, DB_HOST: 'elsewhere', DB_USER: 'x', DB_PASSWORD: 'y', DB_NAME: 'z' })
+  t.same(both.database, { kind: 'url', url: PRODUCTION.DATABASE_URL })
+})
+
+t.test('bad values name their setting', async t => {
+  refused(t, { ...PRODUCTION, PORT: 'eighty' }, 'PORT', /PORT must be a whole number/)
+  refused(t, { ...PRODUCTION, PORT: '70000' }, 'PORT', /between 0 and 65535/)
+  refused(t, { ...PRODUCTION, DATABASE_URL: 'mysql://x@y/z' }, 'DATABASE_URL', /postgres:\/\//)
+  refused(t, { ...PRODUCTION, DATABASE_URL: 'not a url' }, 'DATABASE_URL', /must be a URL/)
+  refused(t, { ...PRODUCTION, REGISTRATION: 'everyone' }, 'REGISTRATION', /invite, open, closed/)
+  refused(t, { ...PRODUCTION, LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /must be one of/)
+  refused(t, { ...PRODUCTION, BCRYPT_COST: '9' }, 'BCRYPT_COST', /between 10 and 15/)
+  refused(t, { ...PRODUCTION, BCRYPT_COST: '16' }, 'BCRYPT_COST', /between 10 and 15/)
+  refused(t, { ...PRODUCTION, MAX_FILE_SIZE: '-1' }, 'MAX_FILE_SIZE', /whole number/)
+  refused(t, { ...PRODUCTION, ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL', /between 1/)
+  refused(t, { ...PRODUCTION, REFRESH_TOKEN_TTL: '1.5' }, 'REFRESH_TOKEN_TTL', /whole number/)
+  refused(t, { ...PRODUCTION, AUTH_RATE_LIMIT_MAX: 'many' }, 'AUTH_RATE_LIMIT_MAX', /whole number/)
+  refused(t, { ...PRODUCTION, AUTH_RATE_LIMIT_WINDOW: '0' }, 'AUTH_RATE_LIMIT_WINDOW', /between 1/)
+  refused(t, { ...PRODUCTION, REFRESH_REUSE_GRACE: 'soon' }, 'REFRESH_REUSE_GRACE', /whole number/)
+  refused(t, { ...PRODUCTION, CORS_ORIGIN: 'example.org' }, 'CORS_ORIGIN', /origins like/)
+  refused(t, { ...PRODUCTION, CORS_ORIGIN: 'https://example.org/path' }, 'CORS_ORIGIN', /origins like/)
+  refused(t, { ...PRODUCTION, TRUST_PROXY: 'some proxy' }, 'TRUST_PROXY', /TRUST_PROXY/)
+  refused(t, { ...PRODUCTION, GROWTH_DATA_URL: 'ftp://mirror/who' }, 'GROWTH_DATA_URL', /http/)
+})
+
+t.test('every other setting is read', async t => {
+  const config = loadConfig({
+    ...PRODUCTION,
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    UPLOAD_DIR: '/srv/uploads',
+    AVATAR_DIR: '/srv/avatars',
+    GROWTH_DATA_DIR: '/srv/growth',
+    GROWTH_DATA_URL: 'http://mirror.local/who',
+    LOG_LEVEL: 'warn',
+    REGISTRATION: 'open',
+    TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
+    CORS_ORIGIN: 'https://app.example.org, http://localhost:5173',
+    MAX_FILE_SIZE: '1000',
+    ACCESS_TOKEN_TTL: '60',
+    REFRESH_TOKEN_TTL: '3600',
+    AUTH_RATE_LIMIT_MAX: '3',
+    AUTH_RATE_LIMIT_WINDOW: '5',
+    REFRESH_REUSE_GRACE: '0',
+    BCRYPT_COST: '10'
+  })
+  t.equal(config.port, 8080)
+  t.equal(config.host, '0.0.0.0')
+  t.equal(config.uploadDir, '/srv/uploads')
+  t.equal(config.avatarDir, '/srv/avatars')
+  t.equal(config.growthDataDir, '/srv/growth')
+  t.equal(config.growthDataUrl, 'http://mirror.local/who/')
+  t.equal(config.logLevel, 'warn')
+  t.equal(config.registration, 'open')
+  t.same(config.trustProxy, ['10.0.0.1', '192.168.0.0/16'])
+  t.same(config.corsOrigins, ['https://app.example.org', 'http://localhost:5173'])
+  t.equal(config.maxFileSize, 1000)
+  t.equal(config.accessTokenTtl, 60)
+  t.equal(config.refreshTokenTtl, 3600)
+  t.equal(config.authRateLimitMax, 3)
+  t.equal(config.authRateLimitWindow, 5)
+  t.equal(config.refreshReuseGrace, 0)
+  t.equal(config.bcryptCost, 10)
+  t.equal(loadConfig({ ...PRODUCTION, TRUST_PROXY: 'true' }).trustProxy, true)
+  t.equal(loadConfig({ ...PRODUCTION, TRUST_PROXY: '2' }).trustProxy, 2)
+})
+
+t.test('outside production: embedded database and secrets kept under DATA_DIR', async t => {
+  const dir = tempDir(t)
+  const first = loadConfig({ DATA_DIR: dir })
+  t.equal(first.production, false)
+  t.same(first.database, { kind: 'embedded', dir: path.join(dir, 'postgres') })
+  t.equal(first.uploadDir, path.join(dir, 'uploads'))
+  t.equal(first.avatarDir, path.join(dir, 'avatars'))
+  t.equal(first.growthDataDir, path.join(dir, 'growth'))
+  t.equal(first.logLevel, 'info')
+  t.ok(first.jwtSecret.length >= 32)
+  t.ok(first.jwtRefreshSecret.length >= 32)
+  t.not(first.jwtSecret, first.jwtRefreshSecret)
+  const file = path.join(dir, 'secrets.json')
+  t.ok(existsSync(file))
+  t.equal(statSync(file).mode & 0o777, 0o600, 'readable by its owner only')
+  t.match(readFileSync(file, 'utf8'), first.jwtSecret)
+
+  const second = loadConfig({ DATA_DIR: dir })
+  t.equal(second.jwtSecret, first.jwtSecret, 'a restart keeps the access secret')
+  t.equal(second.jwtRefreshSecret, first.jwtRefreshSecret, 'a restart keeps the refresh secret')
+
+  const given = loadConfig({ DATA_DIR: dir, JWT_SECRET: A })
+  t.equal(given.jwtSecret, A, 'a configured secret wins')
+})

@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import type { Test } from 'tap'
+import { buildApp, type App } from '../app'
+import { loadConfig, type Config } from '../plugins/config'
+import { createSql, type Sql } from '../plugins/db'
+import { STATE_FILE, withDatabase, type TestDbState } from './setup/state'
+
+export type { App }
+
+export const TEST_ENV = {
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'silent',
+  JWT_SECRET: 'test-access-secret-0123456789abcdefghijkl',
+  JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdefghijk',
+  BCRYPT_COST: '10'
+}
+
+function state (): TestDbState {
+  try {
+    return JSON.parse(readFileSync(STATE_FILE, 'utf8'))
+  } catch {
+    throw new Error('no test database: run the tests with `npm test` (tap starts the database first)')
+  }
+}
+
+export interface TestDatabase {
+  url: string
+  name: string
+  sql: Sql
+}
+
+/**
+ * A database of this test's own, cloned from the migrated template and dropped
+ * at teardown. `empty` gives a database without any schema instead.
+ */
+export async function testDatabase (t: Test, { empty = false, timezone }: { empty?: boolean; timezone?: string } = {}): Promise<TestDatabase> {
+  const { adminUrl, template } = state()
+  const name = `${template}_${randomBytes(5).toString('hex')}`
+  const admin = createSql(adminUrl, { max: 1 })
+  try {
+    await admin.unsafe(`create database ${name}${empty ? '' : ` template ${template}`}`)
+    if (timezone !== undefined) await admin.unsafe(`alter database ${name} set timezone = '${timezone.replace(/'/g, '')}'`)
+  } finally {
+    await admin.end()
+  }
+  const url = withDatabase(adminUrl, name)
+  const sql = createSql(url, { max: 2 })
+  t.teardown(async () => {
+    await sql.end({ timeout: 1 })
+    const cleanup = createSql(adminUrl, { max: 1 })
+    await cleanup.unsafe(`drop database if exists ${name} with (force)`)
+    await cleanup.end()
+  })
+  return { url, name, sql }
+}
+
+/** A configuration for tests: the given database, fast bcrypt, files in a temporary directory. */
+export function testConfig (t: Test, url: string, env: Record<string, string> = {}): Config {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-data-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  return loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, DATABASE_URL: url, ...env })
+}
+
+export interface BuildOptions {
+  env?: Record<string, string>
+  timezone?: string
+  /** Routes a test adds to the real app before it starts, to reach the shared mechanisms. */
+  routes?: (app: App) => void
+  /** Collects every log line. */
+  logs?: string[]
+}
+
+/** The real app against a database of the test's own; closed at teardown. */
+export async function build (t: Test, options: BuildOptions = {}): Promise<App & { db: TestDatabase }> {
+  const db = await testDatabase(t, { timezone: options.timezone })
+  const env = { ...(options.logs !== undefined ? { LOG_LEVEL: 'info' } : {}), ...options.env }
+  const config = testConfig(t, db.url, env)
+  const logs = options.logs
+  const logStream = logs === undefined
+    ? undefined
+    : new Writable({ write (chunk, _encoding, done) { logs.push(chunk.toString()); done() } })
+  const app = await buildApp(config, { logStream })
+  options.routes?.(app)
+  t.teardown(() => app.close())
+  await app.ready()
+  return Object.assign(app, { db })
+}

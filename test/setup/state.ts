@@ -1,0 +1,22 @@
+import path from 'node:path'
+
+/** Where the test run keeps the address of its database server and template. */
+export const STATE_FILE = path.join(__dirname, '..', '..', '.tap', 'test-db.json')
+
+export interface TestDbState {
+  /** A URL of the server's maintenance database (`postgres`). */
+  adminUrl: string
+  /** The migrated database that each test file's database is cloned from. */
+  template: string
+  /** The process that runs the embedded server, when there is one. */
+  daemonPid: number | null
+  /** The embedded server's own directory, removed at the end. */
+  dir: string | null
+}
+
+/** The same server with another database name. */
+export function withDatabase (url: string, name: string): string {
+  const target = new URL(url)
+  target.pathname = '/' + name
+  return target.toString()
+}
