@@ -1,7 +1,11 @@
 import path from 'node:path'
 
-/** Where the test run keeps the address of its database server and template. */
-export const STATE_FILE = path.join(__dirname, '..', '..', '.tap', 'test-db.json')
+/**
+ * Where the test run keeps the address of its database server and template.
+ * tap starts the before and after steps and every test file itself, so its
+ * process id tells runs apart when several run at once.
+ */
+export const STATE_FILE = path.join(__dirname, '..', '..', '.tap', `test-db-${process.ppid}.json`)
 
 export interface TestDbState {
   /** A URL of the server's maintenance database (`postgres`). */
