@@ -8,6 +8,9 @@ import validation, { buildValidator } from './plugins/validation'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
 import openapi from './plugins/openapi'
+import auth from './plugins/auth'
+import authRoutes from './routes/auth'
+import me from './routes/me'
 import health from './routes/health'
 import docs from './routes/docs'
 
@@ -56,9 +59,17 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(security)
   await app.register(db, options.db ?? {})
   await app.register(openapi)
+  await app.register(auth)
 
   await app.register(health)
   await app.register(docs)
+  await app.register(authRoutes)
+
+  // Everything registered here needs a valid access token.
+  await app.register(async function protectedRoutes (api) {
+    api.addHook('onRequest', api.authenticate)
+    await api.register(me)
+  })
 
   return app
 }

@@ -14,7 +14,21 @@ export const errors = {
   conflict: createError('CONFLICT', '%s', 409),
   payloadTooLarge: createError('PAYLOAD_TOO_LARGE', '%s', 413),
   unsupportedMediaType: createError('UNSUPPORTED_MEDIA_TYPE', '%s', 415),
-  serviceUnavailable: createError('SERVICE_UNAVAILABLE', '%s', 503)
+  serviceUnavailable: createError('SERVICE_UNAVAILABLE', '%s', 503),
+  growthDataMissing: createError('GROWTH_DATA_MISSING', 'The WHO growth reference tables are not installed: put the nine table files in GROWTH_DATA_DIR, or let the service download them at start from WHO (or GROWTH_DATA_URL)', 503),
+  inviteInvalid: createError('INVITE_INVALID', 'The invite is not valid', 400),
+  tokenExpired: createError('TOKEN_EXPIRED', 'The access token has expired', 401),
+  invalidCredentials: createError('INVALID_CREDENTIALS', 'Wrong e-mail or password', 401),
+  refreshTokenInvalid: createError('REFRESH_TOKEN_INVALID', 'The refresh token is not valid', 401),
+  refreshTokenReused: createError('REFRESH_TOKEN_REUSED', 'The refresh token was already used; the session is revoked', 401),
+  accountDisabled: createError('ACCOUNT_DISABLED', 'The account is disabled', 403),
+  registrationClosed: createError('REGISTRATION_CLOSED', '%s', 403),
+  wrongPassword: createError('WRONG_PASSWORD', 'The current password is wrong', 403),
+  emailTaken: createError('EMAIL_TAKEN', 'The e-mail address is already registered', 409),
+  lastOwner: createError('LAST_OWNER', '%s', 409),
+  lastAdmin: createError('LAST_ADMIN', '%s', 409),
+  familyNotEmpty: createError('FAMILY_NOT_EMPTY', 'The family still has children', 409),
+  alreadyMember: createError('ALREADY_MEMBER', '%s', 409)
 }
 
 export type ErrorDetails = Record<string, unknown>

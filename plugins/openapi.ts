@@ -1,13 +1,13 @@
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
-import { sharedSchemas } from '../lib/schemas'
+import { namedSchemas } from '../routes/schemas'
 
 /**
  * The OpenAPI document, made from the same schemas that validate requests and
  * serialize responses. Schemas with an $id become named components.
  */
 export default fp(async function openapi (fastify) {
-  for (const schema of sharedSchemas) fastify.addSchema(schema)
+  for (const schema of namedSchemas) fastify.addSchema(schema)
 
   await fastify.register(swagger, {
     openapi: {

@@ -5,6 +5,17 @@ import type { FastifySchemaCompiler } from 'fastify'
 
 type Schema = Record<string, any>
 
+/** A length limit in UTF-8 bytes (bcrypt reads bytes, not characters). */
+function byteLimit (keyword: string, ok: (bytes: number, limit: number) => boolean, word: string) {
+  const validate = (limit: number, data: string): boolean => {
+    if (ok(Buffer.byteLength(data, 'utf8'), limit)) return true
+    validate.errors = [{ keyword, message: `must NOT have ${word} than ${limit} bytes`, params: { limit } }]
+    return false
+  }
+  validate.errors = [] as object[]
+  return validate
+}
+
 function createAjv (coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -15,6 +26,8 @@ function createAjv (coerce: boolean): Ajv {
     addUsedSchema: false
   })
   addFormats(ajv)
+  ajv.addKeyword({ keyword: 'minBytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('minBytes', (bytes, limit) => bytes >= limit, 'fewer') })
+  ajv.addKeyword({ keyword: 'maxBytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('maxBytes', (bytes, limit) => bytes <= limit, 'more') })
   return ajv
 }
 

@@ -16,7 +16,8 @@ export const TEST_ENV = {
   LOG_LEVEL: 'silent',
   JWT_SECRET: 'test-access-secret-0123456789abcdefghijkl',
   JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdefghijk',
-  BCRYPT_COST: '10'
+  BCRYPT_COST: '10',
+  AUTH_RATE_LIMIT_MAX: '100000'
 }
 
 function state (): TestDbState {
@@ -88,4 +89,40 @@ export async function build (t: Test, options: BuildOptions = {}): Promise<App &
   t.teardown(() => app.close())
   await app.ready()
   return Object.assign(app, { db })
+}
+
+export interface Pair {
+  accessToken: string
+  refreshToken: string
+  tokenType: string
+  expiresIn: number
+  refreshExpiresIn: number
+  user: { id: number, email: string, name: string, role: string, createdAt: string }
+}
+
+export const PASSWORD = 'correct horse battery'
+
+export function bearer (token: string): { authorization: string } {
+  return { authorization: `Bearer ${token}` }
+}
+
+let counter = 0
+
+/** Registers a user through the real route and answers the token pair. */
+export async function register (app: App, body: Record<string, unknown> = {}): Promise<Pair> {
+  counter += 1
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/auth/register',
+    payload: { email: `user${counter}-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD, name: `User ${counter}`, ...body }
+  })
+  if (res.statusCode !== 201) throw new Error(`register answered ${res.statusCode}: ${res.body}`)
+  return res.json()
+}
+
+/** Logs in through the real route. */
+export async function login (app: App, email: string, password = PASSWORD): Promise<Pair> {
+  const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password } })
+  if (res.statusCode !== 200) throw new Error(`login answered ${res.statusCode}: ${res.body}`)
+  return res.json()
 }

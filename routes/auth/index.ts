@@ -1,0 +1,148 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errors } from '../../lib/errors'
+import { errorResponses } from '../../lib/schemas'
+import { dummyHash, hashPassword, verifyPassword } from '../../lib/passwords'
+import { addMember, insertFamily } from '../../sql/families'
+import { claimInvite } from '../../sql/invites'
+import { createSession, lockRefreshToken, markRotated, revokeSession } from '../../sql/sessions'
+import { anyUserExists, emailTaken, findCredentials, findCredentialsById, insertUser, recordLogin } from '../../sql/users'
+import { LoginBody, LogoutBody, RefreshBody, RegisterBody } from './schemas'
+
+/** Serializes registrations, so that two first registrations still make one admin. */
+const REGISTRATION_LOCK = 7_405_117_302
+
+const auth: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql, tokens } = fastify
+  const rateLimit = { rateLimit: {} }
+  const userAgent = (header: string | undefined): string | null => header?.slice(0, 500) ?? null
+
+  fastify.post('/api/auth/register', {
+    config: rateLimit,
+    schema: {
+      operationId: 'register',
+      tags: ['auth'],
+      summary: 'Create an account and sign in',
+      description: 'The first user becomes admin. Later users need an invite unless REGISTRATION is open; without an invite a family named after the user is created.',
+      security: [],
+      body: RegisterBody,
+      response: { 201: Type.Ref('TokenPair'), ...errorResponses(400, 403, 409, 429) }
+    }
+  }, async function (request, reply) {
+    const { email, password, name, inviteToken } = request.body
+    const passwordHash = await hashPassword(password, config.bcryptCost)
+    const pair = await sql.begin(async tx => {
+      await tx`select pg_advisory_xact_lock(${REGISTRATION_LOCK})`
+      const first = !(await anyUserExists(tx))
+      if (!first && config.registration === 'closed') throw new errors.registrationClosed('Registration is closed')
+      if (!first && config.registration === 'invite' && inviteToken == null) {
+        throw new errors.registrationClosed('Registration needs an invite')
+      }
+      const invite = inviteToken == null ? null : await claimInvite(tx, tokens.hash(inviteToken), email, null)
+      if (invite === undefined) throw new errors.inviteInvalid()
+      if (await emailTaken(tx, email)) throw new errors.emailTaken()
+
+      const user = await insertUser(tx, { email, name, passwordHash, role: first ? 'admin' : 'user' })
+      if (invite !== null) {
+        await addMember(tx, invite.familyId, user.id, invite.role)
+        await tx`update invites set used_by = ${user.id} where id = ${invite.id}`
+      } else {
+        const family = await insertFamily(tx, `${name}'s family`)
+        await addMember(tx, family.id, user.id, 'owner')
+      }
+      await recordLogin(tx, user.id)
+      const sessionId = await createSession(tx, user.id, userAgent(request.headers['user-agent']), config.refreshTokenTtl)
+      return { ...(await tokens.issue(tx, user, sessionId, null)), user }
+    })
+    return reply.code(201).send(pair)
+  })
+
+  fastify.post('/api/auth/login', {
+    config: rateLimit,
+    schema: {
+      operationId: 'login',
+      tags: ['auth'],
+      summary: 'Sign in with e-mail and password',
+      security: [],
+      body: LoginBody,
+      response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 401, 403, 429) }
+    }
+  }, async function (request) {
+    const { email, password } = request.body
+    const account = await findCredentials(sql, email)
+    const matches = await verifyPassword(password, account?.passwordHash ?? await dummyHash(config.bcryptCost))
+    if (account === undefined || !matches) throw new errors.invalidCredentials()
+    if (account.disabled) throw new errors.accountDisabled()
+    const { passwordHash: _hash, disabled: _disabled, ...user } = account
+    return sql.begin(async tx => {
+      await recordLogin(tx, user.id)
+      const sessionId = await createSession(tx, user.id, userAgent(request.headers['user-agent']), config.refreshTokenTtl)
+      return { ...(await tokens.issue(tx, user, sessionId, null)), user }
+    })
+  })
+
+  fastify.post('/api/auth/refresh', {
+    config: rateLimit,
+    schema: {
+      operationId: 'refreshTokens',
+      tags: ['auth'],
+      summary: 'Trade a refresh token for a new pair',
+      description: 'The presented refresh token stops working. Presenting it again after REFRESH_REUSE_GRACE seconds revokes the whole session.',
+      security: [],
+      body: RefreshBody,
+      response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 401, 429) }
+    }
+  }, async function (request) {
+    const claims = tokens.readRefresh(request.body.refreshToken)
+    const outcome = await sql.begin(async tx => {
+      const stored = await lockRefreshToken(tx, tokens.hash(request.body.refreshToken))
+      if (stored === undefined || stored.userId !== claims.userId || stored.sessionId !== claims.sessionId ||
+          stored.sessionRevoked || stored.sessionExpired) {
+        return { refused: new errors.refreshTokenInvalid() }
+      }
+      if (stored.rotatedSecondsAgo !== null) {
+        if (stored.rotatedSecondsAgo <= config.refreshReuseGrace) return { refused: new errors.refreshTokenInvalid() }
+        await revokeSession(tx, stored.sessionId)
+        return { refused: new errors.refreshTokenReused() }
+      }
+      const account = await findCredentialsById(tx, stored.userId)
+      if (account === undefined || account.disabled) return { refused: new errors.refreshTokenInvalid() }
+      const { passwordHash: _hash, disabled: _disabled, ...user } = account
+      await markRotated(tx, stored.id)
+      return { pair: { ...(await tokens.issue(tx, user, stored.sessionId, stored.id)), user } }
+    })
+    // A refusal is thrown after the commit, so that a revocation for reuse is kept.
+    if ('refused' in outcome) throw outcome.refused
+    return outcome.pair
+  })
+
+  fastify.post('/api/auth/logout', {
+    onRequest: fastify.authenticate,
+    schema: {
+      operationId: 'logout',
+      tags: ['auth'],
+      summary: 'End the session of the access token',
+      description: 'Also ends the session of the given refresh token when it is the same user\'s.',
+      security: [{ bearer: [] }],
+      body: LogoutBody,
+      response: { 204: Type.Null({ description: 'Signed out' }), ...errorResponses(400, 401) }
+    }
+  }, async function (request, reply) {
+    const { id, sessionId } = request.user
+    const given = request.body.refreshToken
+    let other: number | null = null
+    if (given != null) {
+      try {
+        const claims = tokens.readRefresh(given)
+        if (claims.userId === id) other = claims.sessionId
+      } catch {}
+    }
+    await sql.begin(async tx => {
+      await revokeSession(tx, sessionId)
+      if (other !== null) await revokeSession(tx, other)
+    })
+    return reply.code(204).send(null)
+  })
+}
+
+export default auth

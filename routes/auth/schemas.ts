@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox'
+import { Id, Name, Nullable, Secret, StrictObject, Timestamp } from '../../lib/schemas'
+import { MAX_PASSWORD_BYTES, MIN_PASSWORD_BYTES } from '../../lib/passwords'
+
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 })
+export const Password = Secret({ minBytes: MIN_PASSWORD_BYTES, maxBytes: MAX_PASSWORD_BYTES, description: '8 to 72 bytes' })
+export const UserName = Name(100)
+
+export const User = Type.Object({
+  id: Id,
+  email: Type.String(),
+  name: Type.String(),
+  role: Type.Union([Type.Literal('admin'), Type.Literal('user')]),
+  createdAt: Timestamp
+}, { $id: 'User', title: 'User' })
+
+export const TokenPair = Type.Object({
+  accessToken: Type.String(),
+  refreshToken: Type.String(),
+  tokenType: Type.Literal('Bearer'),
+  expiresIn: Type.Integer({ description: 'access token lifetime in seconds' }),
+  refreshExpiresIn: Type.Integer({ description: 'refresh token lifetime in seconds' }),
+  user: Type.Ref('User')
+}, { $id: 'TokenPair', title: 'TokenPair' })
+
+export const RegisterBody = StrictObject({
+  email: Email,
+  password: Password,
+  name: UserName,
+  inviteToken: Type.Optional(Nullable(Secret({ minLength: 1, maxLength: 200 })))
+})
+
+export const LoginBody = StrictObject({
+  email: Type.String({ minLength: 1, maxLength: 254 }),
+  password: Secret({ minLength: 1, maxBytes: MAX_PASSWORD_BYTES })
+})
+
+export const RefreshBody = StrictObject({
+  refreshToken: Secret({ minLength: 1, maxLength: 2000 })
+})
+
+export const LogoutBody = StrictObject({
+  refreshToken: Type.Optional(Nullable(Secret({ minLength: 1, maxLength: 2000 })))
+})

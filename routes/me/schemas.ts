@@ -1,0 +1,38 @@
+import { Type } from '@sinclair/typebox'
+import { Id, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
+import { Email, Password, UserName } from '../auth/schemas'
+
+export const FamilyRoleEnum = Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('viewer')])
+
+export const Me = Type.Object({
+  id: Id,
+  email: Type.String(),
+  name: Type.String(),
+  role: Type.Union([Type.Literal('admin'), Type.Literal('user')]),
+  createdAt: Timestamp,
+  families: Type.Array(Type.Object({ id: Id, name: Type.String(), role: FamilyRoleEnum }))
+}, { $id: 'Me', title: 'Me' })
+
+export const PatchMeBody = StrictObject({
+  name: Type.Optional(UserName),
+  email: Type.Optional(Email)
+})
+
+export const PasswordBody = StrictObject({
+  currentPassword: Secret({ minLength: 1, maxBytes: 72 }),
+  newPassword: Password
+})
+
+export const Session = Type.Object({
+  id: Id,
+  createdAt: Timestamp,
+  lastUsedAt: Timestamp,
+  userAgent: Nullable(Type.String()),
+  current: Type.Boolean()
+}, { $id: 'Session', title: 'Session' })
+
+export const SessionList = Type.Object({ data: Type.Array(Type.Ref('Session')), meta: Type.Ref('ListMeta') }, { title: 'SessionList' })
+
+export const ListQuery = Type.Object(Pagination)
+
+export const SessionParams = StrictObject({ id: Id })

@@ -1,0 +1,132 @@
+import type { Db } from '../plugins/db'
+
+/** A session is one login; its refresh tokens form a chain, each knowing the token it replaced. */
+export interface Session {
+  id: number
+  createdAt: Date
+  lastUsedAt: Date
+  userAgent: string | null
+}
+
+export interface StoredRefreshToken {
+  id: number
+  sessionId: number
+  userId: number
+  /** Seconds since the token was rotated, or null while it is the session's current one. */
+  rotatedSecondsAgo: number | null
+  sessionRevoked: boolean
+  sessionExpired: boolean
+}
+
+export async function createSession (db: Db, userId: number, userAgent: string | null, ttlSeconds: number): Promise<number> {
+  const [row] = await db`
+    insert into sessions (user_id, user_agent, expires_at)
+    values (${userId}, ${userAgent}, now() + make_interval(secs => ${ttlSeconds}))
+    returning id
+  `
+  return row.id
+}
+
+export async function insertRefreshToken (
+  db: Db,
+  token: { sessionId: number, userId: number, tokenHash: string, replacesId: number | null, ttlSeconds: number }
+): Promise<void> {
+  await db`
+    insert into refresh_tokens (session_id, user_id, token_hash, replaces_id, expires_at)
+    values (${token.sessionId}, ${token.userId}, ${token.tokenHash}, ${token.replacesId},
+            now() + make_interval(secs => ${token.ttlSeconds}))
+  `
+  await db`
+    update sessions
+    set last_used_at = now(), expires_at = now() + make_interval(secs => ${token.ttlSeconds})
+    where id = ${token.sessionId}
+  `
+}
+
+/** Locks the token's row, so that two refreshes with one token run one after the other. */
+export async function lockRefreshToken (db: Db, tokenHash: string): Promise<StoredRefreshToken | undefined> {
+  const [row] = await db<StoredRefreshToken[]>`
+    select
+      t.id, t.session_id as "sessionId", t.user_id as "userId", extract(epoch from now() - t.rotated_at)::float8 as "rotatedSecondsAgo",
+      s.revoked_at is not null as "sessionRevoked",
+      s.expires_at <= now() or t.expires_at <= now() as "sessionExpired"
+    from refresh_tokens t
+    join sessions s on s.id = t.session_id
+    where t.token_hash = ${tokenHash}
+    for update of t
+  `
+  return row
+}
+
+export async function markRotated (db: Db, id: number): Promise<void> {
+  await db`update refresh_tokens set rotated_at = now() where id = ${id}`
+}
+
+export async function revokeSession (db: Db, sessionId: number): Promise<void> {
+  await db`update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null`
+}
+
+export async function revokeUserSessions (db: Db, userId: number, exceptSessionId: number | null = null): Promise<void> {
+  await db`
+    update sessions set revoked_at = now()
+    where user_id = ${userId} and revoked_at is null and id is distinct from ${exceptSessionId}
+  `
+}
+
+export async function revokeOwnSession (db: Db, userId: number, sessionId: number): Promise<boolean> {
+  const rows = await db`
+    update sessions set revoked_at = coalesce(revoked_at, now())
+    where id = ${sessionId} and user_id = ${userId}
+    returning id
+  `
+  return rows.length > 0
+}
+
+export async function activeSessions (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: Session[], total: number }> {
+  const rows = await db<(Session & { total: number })[]>`
+    select
+      id, created_at as "createdAt", last_used_at as "lastUsedAt", user_agent as "userAgent",
+      count(*) over () as total
+    from sessions
+    where user_id = ${userId} and revoked_at is null and expires_at > now()
+    order by id
+    limit ${limit} offset ${offset}
+  `
+  const total = rows[0]?.total ?? await countActiveSessions(db, userId)
+  return { rows, total }
+}
+
+async function countActiveSessions (db: Db, userId: number): Promise<number> {
+  const [row] = await db`
+    select count(*) as n from sessions where user_id = ${userId} and revoked_at is null and expires_at > now()
+  `
+  return row.n
+}
+
+export type FamilyRole = 'owner' | 'member' | 'viewer'
+
+/** Who a request acts for: read on every request, so that changes take effect at once. */
+export interface Principal {
+  id: number
+  role: 'admin' | 'user'
+  disabled: boolean
+  sessionActive: boolean
+  families: Array<[number, FamilyRole]>
+}
+
+export async function findPrincipal (db: Db, userId: number, sessionId: number): Promise<Principal | undefined> {
+  const [row] = await db<Principal[]>`
+    select
+      u.id, u.role, u.disabled,
+      s.revoked_at is null and s.expires_at > now() as "sessionActive",
+      coalesce(
+        (select json_agg(json_build_array(m.family_id, m.role) order by m.family_id)
+         from family_members m where m.user_id = u.id),
+        '[]'
+      ) as families
+    from sessions s
+    join users u on u.id = s.user_id
+    where s.id = ${sessionId} and s.user_id = ${userId}
+  `
+  return row
+}
