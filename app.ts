@@ -8,11 +8,16 @@ import validation, { buildValidator } from './plugins/validation'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
 import openapi from './plugins/openapi'
+import growth from './plugins/growth'
 import auth from './plugins/auth'
 import authRoutes from './routes/auth'
 import me from './routes/me'
+import familyScope from './plugins/family-scope'
+import families from './routes/families'
+import invites from './routes/invites'
 import health from './routes/health'
 import docs from './routes/docs'
+import growthStandards from './routes/growth-standards'
 
 export interface AppOptions {
   db?: DbOptions
@@ -59,16 +64,21 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(security)
   await app.register(db, options.db ?? {})
   await app.register(openapi)
+  await app.register(growth)
   await app.register(auth)
+  await app.register(familyScope)
 
   await app.register(health)
   await app.register(docs)
+  await app.register(growthStandards)
   await app.register(authRoutes)
+  await app.register(invites)
 
   // Everything registered here needs a valid access token.
   await app.register(async function protectedRoutes (api) {
     api.addHook('onRequest', api.authenticate)
     await api.register(me)
+    await api.register(families)
   })
 
   return app

@@ -1,6 +1,23 @@
 import type { Db } from '../plugins/db'
 import type { FamilyRole } from './sessions'
 
+export interface Family {
+  id: number
+  name: string
+  role: FamilyRole | null
+  memberCount: number
+  childCount: number
+  createdAt: Date
+}
+
+export interface Member {
+  userId: number
+  name: string
+  email: string
+  role: FamilyRole
+  joinedAt: Date
+}
+
 export async function insertFamily (db: Db, name: string): Promise<{ id: number }> {
   const [row] = await db<{ id: number }[]>`insert into families (name) values (${name}) returning id`
   return row
@@ -15,4 +32,102 @@ export async function familyIdsOf (db: Db, userId: number): Promise<number[]> {
     select family_id as "familyId" from family_members where user_id = ${userId} order by family_id
   `
   return rows.map(row => row.familyId)
+}
+
+/** A family as seen by a user: with the user's role there (null when not a member). */
+export async function findFamily (db: Db, userId: number, familyId: number): Promise<Family | undefined> {
+  const [row] = await db<Family[]>`
+    select
+      f.id, f.name, m.role,
+      (select count(*) from family_members x where x.family_id = f.id) as "memberCount",
+      (select count(*) from children c where c.family_id = f.id) as "childCount",
+      f.created_at as "createdAt"
+    from families f
+    left join family_members m on m.family_id = f.id and m.user_id = ${userId}
+    where f.id = ${familyId}
+  `
+  return row
+}
+
+export async function listFamiliesOf (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: Family[], total: number }> {
+  const rows = await db<(Family & { total: number })[]>`
+    select
+      f.id, f.name, m.role,
+      (select count(*) from family_members x where x.family_id = f.id) as "memberCount",
+      (select count(*) from children c where c.family_id = f.id) as "childCount",
+      f.created_at as "createdAt",
+      count(*) over () as total
+    from family_members m
+    join families f on f.id = m.family_id
+    where m.user_id = ${userId}
+    order by f.id
+    limit ${limit} offset ${offset}
+  `
+  return { rows, total: rows[0]?.total ?? (await familyIdsOf(db, userId)).length }
+}
+
+export async function renameFamily (db: Db, familyId: number, name: string): Promise<void> {
+  await db`update families set name = ${name}, updated_at = now() where id = ${familyId}`
+}
+
+/** Deletes a family without children; false when it has some. Members and invites go with it. */
+export async function deleteEmptyFamily (db: Db, familyId: number): Promise<boolean> {
+  await db`select id from families where id = ${familyId} for update`
+  const [{ found }] = await db`select exists (select 1 from children where family_id = ${familyId}) as found`
+  if (found) return false
+  await db`delete from families where id = ${familyId}`
+  return true
+}
+
+export async function listMembers (db: Db, familyId: number, limit: number, offset: number): Promise<{ rows: Member[], total: number }> {
+  const rows = await db<(Member & { total: number })[]>`
+    select
+      u.id as "userId", u.name, u.email, m.role, m.joined_at as "joinedAt",
+      count(*) over () as total
+    from family_members m
+    join users u on u.id = m.user_id
+    where m.family_id = ${familyId}
+    order by u.id
+    limit ${limit} offset ${offset}
+  `
+  const total = rows[0]?.total ?? Number((await db`select count(*) as n from family_members where family_id = ${familyId}`)[0].n)
+  return { rows, total }
+}
+
+/**
+ * Locks the family's memberships for the rest of the transaction, so that two
+ * changes at once cannot both take away the last owner. Answers the members' roles.
+ */
+export async function lockMembers (db: Db, familyId: number): Promise<Map<number, FamilyRole>> {
+  const rows = await db<{ userId: number, role: FamilyRole }[]>`
+    select user_id as "userId", role from family_members where family_id = ${familyId} order by user_id for update
+  `
+  return new Map(rows.map(row => [row.userId, row.role]))
+}
+
+export async function setMemberRole (db: Db, familyId: number, userId: number, role: FamilyRole): Promise<Member> {
+  const [row] = await db<Member[]>`
+    with changed as (
+      update family_members set role = ${role}
+      where family_id = ${familyId} and user_id = ${userId}
+      returning user_id, role, joined_at
+    )
+    select u.id as "userId", u.name, u.email, c.role, c.joined_at as "joinedAt"
+    from changed c join users u on u.id = c.user_id
+  `
+  return row
+}
+
+export async function removeMember (db: Db, familyId: number, userId: number): Promise<void> {
+  await db`delete from family_members where family_id = ${familyId} and user_id = ${userId}`
+}
+
+export async function isMemberByEmail (db: Db, familyId: number, email: string): Promise<boolean> {
+  const [row] = await db`
+    select exists (
+      select 1 from family_members m join users u on u.id = m.user_id
+      where m.family_id = ${familyId} and lower(u.email) = lower(${email})
+    ) as found
+  `
+  return row.found
 }

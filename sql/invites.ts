@@ -1,31 +1,88 @@
 import type { Db } from '../plugins/db'
 import type { FamilyRole } from './sessions'
 
-export interface ClaimedInvite {
+export interface Invite {
+  id: number
+  email: string
+  role: FamilyRole
+  expiresAt: Date
+  createdAt: Date
+}
+
+export interface OpenInvite {
   id: number
   familyId: number
   familyName: string
   role: FamilyRole
 }
 
-/**
- * Uses up an open invite for this e-mail in one statement, so that a token can
- * never be used twice, even by two requests at once. Undefined when the token
- * is unknown, expired, used, revoked or for another e-mail.
- */
-export async function claimInvite (db: Db, tokenHash: string, email: string, userId: number | null): Promise<ClaimedInvite | undefined> {
-  const [row] = await db<ClaimedInvite[]>`
-    update invites i set used_at = now(), used_by = ${userId}
-    from families f
-    where f.id = i.family_id
-      and i.token_hash = ${tokenHash}
+export const INVITE_DAYS = 7
+
+/** A valid invite for this e-mail: not expired, used or revoked. */
+export async function findOpenInvite (db: Db, tokenHash: string, email: string): Promise<OpenInvite | undefined> {
+  const [row] = await db<OpenInvite[]>`
+    select i.id, i.family_id as "familyId", f.name as "familyName", i.role
+    from invites i join families f on f.id = i.family_id
+    where i.token_hash = ${tokenHash}
       and i.used_at is null and i.revoked_at is null and i.expires_at > now()
       and lower(i.email) = lower(${email})
-    returning i.id, i.family_id as "familyId", f.name as "familyName", i.role
   `
   return row
 }
 
-export async function setInviteUser (db: Db, inviteId: number, userId: number): Promise<void> {
-  await db`update invites set used_by = ${userId} where id = ${inviteId}`
+/**
+ * Uses up an open invite in one statement, so that a token can never be used
+ * twice, even by two requests at once. False when it was no longer open.
+ */
+export async function useInvite (db: Db, inviteId: number, userId: number): Promise<boolean> {
+  const rows = await db`
+    update invites set used_at = now(), used_by = ${userId}
+    where id = ${inviteId} and used_at is null and revoked_at is null and expires_at > now()
+    returning id
+  `
+  return rows.length > 0
+}
+
+export async function listOpenInvites (db: Db, familyId: number, limit: number, offset: number): Promise<{ rows: Invite[], total: number }> {
+  const rows = await db<(Invite & { total: number })[]>`
+    select id, email, role, expires_at as "expiresAt", created_at as "createdAt", count(*) over () as total
+    from invites
+    where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()
+    order by id
+    limit ${limit} offset ${offset}
+  `
+  const total = rows[0]?.total ?? Number((await db`
+    select count(*) as n from invites
+    where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()
+  `)[0].n)
+  return { rows, total }
+}
+
+/** A new invite replaces any open one for the same e-mail to the same family. */
+export async function createInvite (
+  db: Db,
+  invite: { familyId: number, email: string, role: FamilyRole, tokenHash: string, invitedBy: number }
+): Promise<Invite> {
+  await db`
+    update invites set revoked_at = now()
+    where family_id = ${invite.familyId} and lower(email) = lower(${invite.email})
+      and used_at is null and revoked_at is null
+  `
+  const [row] = await db<Invite[]>`
+    insert into invites (family_id, email, role, token_hash, invited_by, expires_at)
+    values (${invite.familyId}, ${invite.email}, ${invite.role}, ${invite.tokenHash}, ${invite.invitedBy},
+            now() + make_interval(days => ${INVITE_DAYS}))
+    returning id, email, role, expires_at as "expiresAt", created_at as "createdAt"
+  `
+  return row
+}
+
+/** Revokes an invite of this family; false when the family has no such open invite. */
+export async function revokeInvite (db: Db, familyId: number, inviteId: number): Promise<boolean> {
+  const rows = await db`
+    update invites set revoked_at = coalesce(revoked_at, now())
+    where id = ${inviteId} and family_id = ${familyId}
+    returning id
+  `
+  return rows.length > 0
 }

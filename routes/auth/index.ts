@@ -4,7 +4,7 @@ import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { dummyHash, hashPassword, verifyPassword } from '../../lib/passwords'
 import { addMember, insertFamily } from '../../sql/families'
-import { claimInvite } from '../../sql/invites'
+import { findOpenInvite, useInvite } from '../../sql/invites'
 import { createSession, lockRefreshToken, markRotated, revokeSession } from '../../sql/sessions'
 import { anyUserExists, emailTaken, findCredentials, findCredentialsById, insertUser, recordLogin } from '../../sql/users'
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody } from './schemas'
@@ -38,14 +38,14 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       if (!first && config.registration === 'invite' && inviteToken == null) {
         throw new errors.registrationClosed('Registration needs an invite')
       }
-      const invite = inviteToken == null ? null : await claimInvite(tx, tokens.hash(inviteToken), email, null)
+      const invite = inviteToken == null ? null : await findOpenInvite(tx, tokens.hash(inviteToken), email)
       if (invite === undefined) throw new errors.inviteInvalid()
       if (await emailTaken(tx, email)) throw new errors.emailTaken()
 
       const user = await insertUser(tx, { email, name, passwordHash, role: first ? 'admin' : 'user' })
       if (invite !== null) {
+        if (!(await useInvite(tx, invite.id, user.id))) throw new errors.inviteInvalid()
         await addMember(tx, invite.familyId, user.id, invite.role)
-        await tx`update invites set used_by = ${user.id} where id = ${invite.id}`
       } else {
         const family = await insertFamily(tx, `${name}'s family`)
         await addMember(tx, family.id, user.id, 'owner')

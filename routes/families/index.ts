@@ -1,0 +1,230 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { randomBytes } from 'node:crypto'
+import { errors } from '../../lib/errors'
+import { errorResponses } from '../../lib/schemas'
+import {
+  addMember, deleteEmptyFamily, findFamily, insertFamily, isMemberByEmail, listFamiliesOf, listMembers,
+  lockMembers, removeMember, renameFamily, setMemberRole
+} from '../../sql/families'
+import { createInvite, listOpenInvites, revokeInvite } from '../../sql/invites'
+import {
+  FamilyBody, FamilyList, FamilyParams, InviteBody, InviteList, InviteParams, ListQuery,
+  MemberBody, MemberList, MemberParams
+} from './schemas'
+
+const families: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { sql, tokens } = fastify
+  const bearer = [{ bearer: [] }]
+  const tags = ['families']
+  const family = (role?: 'owner') => fastify.familyScope({ target: { family: 'params.id' }, role })
+
+  async function familyFor (userId: number, familyId: number) {
+    const found = await findFamily(sql, userId, familyId)
+    if (found === undefined) throw new errors.notFound('Family')
+    return found
+  }
+
+  fastify.get('/api/families', {
+    schema: {
+      operationId: 'listFamilies',
+      tags,
+      summary: 'The families the caller belongs to',
+      security: bearer,
+      querystring: ListQuery,
+      response: { 200: FamilyList, ...errorResponses(400, 401, 403) }
+    }
+  }, async request => {
+    const { limit = 50, offset = 0 } = request.query
+    const { rows, total } = await listFamiliesOf(sql, request.user.id, limit, offset)
+    return { data: rows, meta: { total, limit, offset } }
+  })
+
+  fastify.post('/api/families', {
+    schema: {
+      operationId: 'createFamily',
+      tags,
+      summary: 'Create a family; the caller becomes its owner',
+      security: bearer,
+      body: FamilyBody,
+      response: { 201: Type.Ref('Family'), ...errorResponses(400, 401, 403) }
+    }
+  }, async (request, reply) => {
+    const created = await sql.begin(async tx => {
+      const { id } = await insertFamily(tx, request.body.name)
+      await addMember(tx, id, request.user.id, 'owner')
+      return findFamily(tx, request.user.id, id)
+    })
+    return reply.code(201).header('location', `/api/families/${created?.id}`).send(created)
+  })
+
+  fastify.get('/api/families/:id', {
+    preHandler: family(),
+    schema: {
+      operationId: 'getFamily',
+      tags,
+      summary: 'One family',
+      security: bearer,
+      params: FamilyParams,
+      response: { 200: Type.Ref('Family'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => familyFor(request.user.id, request.scope.familyId))
+
+  fastify.patch('/api/families/:id', {
+    preHandler: family('owner'),
+    schema: {
+      operationId: 'renameFamily',
+      tags,
+      summary: 'Rename a family (owner)',
+      security: bearer,
+      params: FamilyParams,
+      body: FamilyBody,
+      response: { 200: Type.Ref('Family'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    await renameFamily(sql, request.scope.familyId, request.body.name)
+    return familyFor(request.user.id, request.scope.familyId)
+  })
+
+  fastify.delete('/api/families/:id', {
+    preHandler: family('owner'),
+    schema: {
+      operationId: 'deleteFamily',
+      tags,
+      summary: 'Delete a family without children (owner)',
+      security: bearer,
+      params: FamilyParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const deleted = await sql.begin(tx => deleteEmptyFamily(tx, request.scope.familyId))
+    if (!deleted) throw new errors.familyNotEmpty()
+    return reply.code(204).send(null)
+  })
+
+  fastify.get('/api/families/:id/members', {
+    preHandler: family(),
+    schema: {
+      operationId: 'listFamilyMembers',
+      tags,
+      summary: 'The members of a family',
+      security: bearer,
+      params: FamilyParams,
+      querystring: ListQuery,
+      response: { 200: MemberList, ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const { limit = 50, offset = 0 } = request.query
+    const { rows, total } = await listMembers(sql, request.scope.familyId, limit, offset)
+    return { data: rows, meta: { total, limit, offset } }
+  })
+
+  fastify.patch('/api/families/:id/members/:userId', {
+    preHandler: family('owner'),
+    schema: {
+      operationId: 'updateFamilyMember',
+      tags,
+      summary: 'Change a member\'s role (owner)',
+      description: 'The last owner cannot be demoted (409 LAST_OWNER).',
+      security: bearer,
+      params: MemberParams,
+      body: MemberBody,
+      response: { 200: Type.Ref('Member'), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async request => {
+    const { familyId } = request.scope
+    const { userId } = request.params
+    return sql.begin(async tx => {
+      const roles = await lockMembers(tx, familyId)
+      const current = roles.get(userId)
+      if (current === undefined) throw new errors.notFound('Member')
+      const owners = [...roles.values()].filter(role => role === 'owner').length
+      if (current === 'owner' && request.body.role !== 'owner' && owners === 1) {
+        throw new errors.lastOwner('The last owner of a family cannot be demoted')
+      }
+      return setMemberRole(tx, familyId, userId, request.body.role)
+    })
+  })
+
+  fastify.delete('/api/families/:id/members/:userId', {
+    preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', self: 'params.userId' }),
+    schema: {
+      operationId: 'removeFamilyMember',
+      tags,
+      summary: 'Remove a member (owner), or leave the family (the member itself)',
+      description: 'The last owner can neither leave nor be removed (409 LAST_OWNER).',
+      security: bearer,
+      params: MemberParams,
+      response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { familyId } = request.scope
+    const { userId } = request.params
+    await sql.begin(async tx => {
+      const roles = await lockMembers(tx, familyId)
+      const current = roles.get(userId)
+      if (current === undefined) throw new errors.notFound('Member')
+      const owners = [...roles.values()].filter(role => role === 'owner').length
+      if (current === 'owner' && owners === 1) throw new errors.lastOwner('The last owner cannot leave or be removed')
+      await removeMember(tx, familyId, userId)
+    })
+    return reply.code(204).send(null)
+  })
+
+  fastify.get('/api/families/:id/invites', {
+    preHandler: family('owner'),
+    schema: {
+      operationId: 'listFamilyInvites',
+      tags,
+      summary: 'Open invites of a family (owner)',
+      security: bearer,
+      params: FamilyParams,
+      querystring: ListQuery,
+      response: { 200: InviteList, ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const { limit = 50, offset = 0 } = request.query
+    const { rows, total } = await listOpenInvites(sql, request.scope.familyId, limit, offset)
+    return { data: rows, meta: { total, limit, offset } }
+  })
+
+  fastify.post('/api/families/:id/invites', {
+    preHandler: family('owner'),
+    schema: {
+      operationId: 'createFamilyInvite',
+      tags,
+      summary: 'Invite an e-mail address into the family (owner)',
+      description: 'The token is shown only in this answer. The invite is valid for 7 days, once, for this e-mail only; a new invite for the same e-mail replaces an open one.',
+      security: bearer,
+      params: FamilyParams,
+      body: InviteBody,
+      response: { 201: Type.Ref('CreatedInvite'), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { familyId } = request.scope
+    const { email, role } = request.body
+    const token = randomBytes(32).toString('base64url')
+    const invite = await sql.begin(async tx => {
+      if (await isMemberByEmail(tx, familyId, email)) throw new errors.alreadyMember('That e-mail already belongs to a member of the family')
+      return createInvite(tx, { familyId, email, role, tokenHash: tokens.hash(token), invitedBy: request.user.id })
+    })
+    return reply.code(201).send({ ...invite, token })
+  })
+
+  fastify.delete('/api/families/:id/invites/:inviteId', {
+    preHandler: family('owner'),
+    schema: {
+      operationId: 'revokeFamilyInvite',
+      tags,
+      summary: 'Revoke an invite (owner)',
+      security: bearer,
+      params: InviteParams,
+      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async (request, reply) => {
+    if (!(await revokeInvite(sql, request.scope.familyId, request.params.inviteId))) throw new errors.notFound('Invite')
+    return reply.code(204).send(null)
+  })
+}
+
+export default families

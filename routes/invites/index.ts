@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errors } from '../../lib/errors'
+import { errorResponses } from '../../lib/schemas'
+import { addMember } from '../../sql/families'
+import { findOpenInvite, useInvite } from '../../sql/invites'
+import { findUser } from '../../sql/users'
+import { AcceptBody } from '../families/schemas'
+
+/**
+ * Accepting an invite needs a signed-in user, but its rate limit comes first,
+ * like on the other auth routes; so it lives outside the authenticated scope
+ * with its own hooks, in that order.
+ */
+const invites: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { sql, tokens } = fastify
+
+  fastify.post('/api/invites/accept', {
+    onRequest: [fastify.rateLimit({}), fastify.authenticate],
+    schema: {
+      operationId: 'acceptInvite',
+      tags: ['families'],
+      summary: 'Join a family with an invite token',
+      description: 'The invite must name the caller\'s e-mail. A member of the family gets 409 ALREADY_MEMBER and the invite stays open.',
+      security: [{ bearer: [] }],
+      body: AcceptBody,
+      response: { 200: Type.Ref('AcceptedInvite'), ...errorResponses(400, 401, 403, 409, 429) }
+    }
+  }, async request => {
+    const userId = request.user.id
+    return sql.begin(async tx => {
+      const user = await findUser(tx, userId)
+      const invite = user === undefined ? undefined : await findOpenInvite(tx, tokens.hash(request.body.token), user.email)
+      if (invite === undefined) throw new errors.inviteInvalid()
+      const [member] = await tx`select 1 from family_members where family_id = ${invite.familyId} and user_id = ${userId}`
+      if (member !== undefined) throw new errors.alreadyMember('You are already a member of this family')
+      if (!(await useInvite(tx, invite.id, userId))) throw new errors.inviteInvalid()
+      await addMember(tx, invite.familyId, userId, invite.role)
+      return { familyId: invite.familyId, familyName: invite.familyName, role: invite.role }
+    })
+  })
+}
+
+export default invites
