@@ -1,0 +1,44 @@
+import { annotations, ifPresent } from './fields'
+import { referenceTo, resourceId } from './ids'
+import type { Links } from './links'
+import type { Illness } from './records'
+import type { Condition, Observation } from './resources'
+import { VitalSigns, vitalSignObservation } from './vital-signs'
+
+const CONDITION_CLINICAL = 'http://terminology.hl7.org/CodeSystem/condition-clinical'
+
+/** The temperature taken during an illness, dated at its start. */
+export function illnessTemperature (illness: Illness, links: Links): Observation | null {
+  if (illness.temperatureC === null) return null
+  return vitalSignObservation({
+    id: resourceId('illness', illness.id, 'body-temperature'),
+    lastUpdated: illness.updatedAt,
+    sign: VitalSigns.bodyTemperature,
+    value: illness.temperatureC,
+    date: illness.startDate,
+    subject: links.subject,
+    encounter: links.encounterOf(illness.visitId),
+    notes: null
+  })
+}
+
+export function illnessCondition (illness: Illness, links: Links, temperature: Observation | null): Condition {
+  const clinicalStatus = illness.status === 'current' ? 'active' : 'resolved'
+  const evidence = [
+    ...(illness.symptoms === null ? [] : [{ code: [{ text: illness.symptoms }] }]),
+    ...(temperature === null ? [] : [{ detail: [referenceTo(temperature)] }])
+  ]
+  return {
+    resourceType: 'Condition',
+    id: resourceId('illness', illness.id),
+    meta: { lastUpdated: illness.updatedAt },
+    clinicalStatus: { coding: [{ system: CONDITION_CLINICAL, code: clinicalStatus }] },
+    ...ifPresent('code', illness.diagnosis === null ? null : { text: illness.diagnosis }),
+    subject: links.subject,
+    ...ifPresent('encounter', links.encounterOf(illness.visitId)),
+    onsetDateTime: illness.startDate,
+    ...ifPresent('abatementDateTime', illness.endDate),
+    ...ifPresent('evidence', evidence.length === 0 ? null : evidence),
+    ...annotations(illness.notes, illness.medications === null ? null : `Medications: ${illness.medications}`)
+  }
+}

@@ -1,0 +1,6 @@
+export { childBundle, type BundleOptions } from './bundle'
+export { EXPORT_NAMESPACE, resourceId, uuidV5 } from './ids'
+export { bodyMassIndex } from './measurements'
+export type { Attachment, Child, ChildRecords, Illness, MedicalEvent, Measurement, Visit } from './records'
+export type * from './resources'
+export { VitalSigns, LOINC, UCUM } from './vital-signs'

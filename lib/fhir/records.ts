@@ -1,0 +1,90 @@
+/**
+ * A child's records as the API answers them: dates `YYYY-MM-DD`, timestamps
+ * RFC 3339 in UTC, decimals as numbers, empty fields null.
+ */
+
+export interface Child {
+  id: number
+  familyId: number
+  name: string
+  dateOfBirth: string
+  sex: 'female' | 'male' | 'other'
+  avatarUrl: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Measurement {
+  id: number
+  childId: number
+  measuredAt: string
+  heightCm: number | null
+  weightKg: number | null
+  headCircumferenceCm: number | null
+  visitId: number | null
+  notes: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Visit {
+  id: number
+  childId: number
+  date: string
+  type: 'wellness' | 'sick' | 'injury' | 'vision' | 'dental'
+  provider: string | null
+  notes: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface MedicalEvent {
+  id: number
+  childId: number
+  date: string
+  type: 'vaccine' | 'procedure' | 'medication'
+  name: string
+  description: string | null
+  visitId: number | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Illness {
+  id: number
+  childId: number
+  startDate: string
+  endDate: string | null
+  diagnosis: string | null
+  symptoms: string | null
+  medications: string | null
+  temperatureC: number | null
+  visitId: number | null
+  notes: string | null
+  status: 'current' | 'finished'
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Attachment {
+  id: number
+  childId: number
+  visitId: number | null
+  measurementId: number | null
+  illnessId: number | null
+  fileName: string
+  contentType: string
+  sizeBytes: number
+  url: string
+  createdAt: string
+}
+
+/** Everything one child's bundle is made from. */
+export interface ChildRecords {
+  child: Child
+  measurements: Measurement[]
+  visits: Visit[]
+  medicalEvents: MedicalEvent[]
+  illnesses: Illness[]
+  attachments: Attachment[]
+}
