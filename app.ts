@@ -15,6 +15,12 @@ import me from './routes/me'
 import familyScope from './plugins/family-scope'
 import families from './routes/families'
 import invites from './routes/invites'
+import admin from './routes/admin'
+import children from './routes/children'
+import measurements from './routes/measurements'
+import visits from './routes/visits'
+import medicalEvents from './routes/medical-events'
+import illnesses from './routes/illnesses'
 import health from './routes/health'
 import docs from './routes/docs'
 import growthStandards from './routes/growth-standards'
@@ -79,6 +85,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     api.addHook('onRequest', api.authenticate)
     await api.register(me)
     await api.register(families)
+    await api.register(admin)
+    await api.register(children)
+    await api.register(measurements)
+    await api.register(visits)
+    await api.register(medicalEvents)
+    await api.register(illnesses)
   })
 
   return app

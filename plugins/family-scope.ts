@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import { errors } from '../lib/errors'
+import { errors, withDetails } from '../lib/errors'
 import { resolveTarget, type RecordTable } from '../sql/scope'
 import type { FamilyRole } from '../sql/sessions'
 
@@ -20,12 +20,16 @@ export interface ScopeOptions {
   self?: Locator
   /** What the target is called in a 404. */
   name?: string
+  /** When the locator is empty: skip the check (`skip`), or use the caller's only family (`only-family`). */
+  whenAbsent?: 'skip' | 'only-family'
 }
 
 /** What the scope resolved, for the handler to trust. */
 export interface Scope {
   familyId: number
   childId: number | null
+  /** The child's date of birth, for the rules on record dates. */
+  childBirth: string | null
   role: FamilyRole
 }
 
@@ -44,6 +48,16 @@ function read (request: FastifyRequest, locator: Locator): unknown {
   const [part, key] = locator.split('.') as ['params' | 'body' | 'query', string]
   const source = request[part] as Record<string, unknown> | undefined
   return source?.[key]
+}
+
+/** The caller's family when there is exactly one; otherwise the field is required. */
+function onlyFamily (request: FastifyRequest, locator: Locator): number {
+  const families = [...request.user.families.keys()]
+  if (families.length === 1) return families[0]
+  const path = '/' + locator.replace('.', '/')
+  throw withDetails(new errors.validation('The request is not valid'), {
+    issues: [{ path, message: families.length === 0 ? 'is required: you belong to no family' : 'is required when you belong to several families' }]
+  })
 }
 
 function defaultName (target: Target): string {
@@ -70,7 +84,11 @@ export default fp(async function familyScope (fastify) {
       const needed = options.role ?? (method === 'GET' || method === 'HEAD' ? 'viewer' : 'member')
       const target = options.target
       const locator = 'family' in target ? target.family : 'child' in target ? target.child : target.at
-      const id = read(request, locator)
+      let id = read(request, locator)
+      if (id === undefined || id === null) {
+        if (options.whenAbsent === 'skip') return
+        if (options.whenAbsent === 'only-family') id = onlyFamily(request, locator)
+      }
       if (typeof id !== 'number') throw new errors.notFound(name)
 
       const resolved = await resolveTarget(fastify.sql, request.user.id, target, id)
@@ -78,7 +96,7 @@ export default fp(async function familyScope (fastify) {
       if (resolved.role === null) throw new errors.forbidden()
       const acting = options.self !== undefined && read(request, options.self) === request.user.id
       if (!acting && RANK[resolved.role] < RANK[needed]) throw new errors.forbidden()
-      request.scope = { familyId: resolved.familyId, childId: resolved.childId, role: resolved.role }
+      request.scope = { familyId: resolved.familyId, childId: resolved.childId, childBirth: resolved.childBirth, role: resolved.role }
     }
   })
 }, { name: 'family-scope', dependencies: ['db', 'auth'] })

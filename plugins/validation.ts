@@ -16,6 +16,20 @@ function byteLimit (keyword: string, ok: (bytes: number, limit: number) => boole
   return validate
 }
 
+/** Decimal places of a number as written, e.g. 3.456 has 3 and 1e-7 has 7. */
+export function decimals (value: number): number {
+  const [mantissa, exponent = '0'] = String(value).toLowerCase().split('e')
+  const fraction = mantissa.split('.')[1]?.length ?? 0
+  return Math.max(0, fraction - Number(exponent))
+}
+
+function maxDecimals (limit: number, data: number): boolean {
+  if (decimals(data) <= limit) return true
+  maxDecimals.errors = [{ keyword: 'maxDecimals', message: `must have at most ${limit} decimal places`, params: { limit } }]
+  return false
+}
+maxDecimals.errors = [] as object[]
+
 function createAjv (coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -28,6 +42,7 @@ function createAjv (coerce: boolean): Ajv {
   addFormats(ajv)
   ajv.addKeyword({ keyword: 'minBytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('minBytes', (bytes, limit) => bytes >= limit, 'fewer') })
   ajv.addKeyword({ keyword: 'maxBytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('maxBytes', (bytes, limit) => bytes <= limit, 'more') })
+  ajv.addKeyword({ keyword: 'maxDecimals', type: 'number', schemaType: 'number', errors: true, validate: maxDecimals })
   return ajv
 }
 

@@ -7,6 +7,7 @@ export type RecordTable = 'measurements' | 'visits' | 'medical_events' | 'illnes
 export interface Resolved {
   familyId: number
   childId: number | null
+  childBirth: string | null
   /** The caller's role in the family, or null when not a member. */
   role: FamilyRole | null
 }
@@ -17,7 +18,7 @@ type Target = { family: unknown } | { child: unknown } | { record: RecordTable }
 export async function resolveTarget (db: Db, userId: number, target: Target, id: number): Promise<Resolved | undefined> {
   if ('family' in target) {
     const [row] = await db<Resolved[]>`
-      select f.id as "familyId", null::int as "childId", m.role
+      select f.id as "familyId", null::int as "childId", null::date as "childBirth", m.role
       from families f
       left join family_members m on m.family_id = f.id and m.user_id = ${userId}
       where f.id = ${id}
@@ -26,7 +27,7 @@ export async function resolveTarget (db: Db, userId: number, target: Target, id:
   }
   if ('child' in target) {
     const [row] = await db<Resolved[]>`
-      select c.family_id as "familyId", c.id as "childId", m.role
+      select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role
       from children c
       left join family_members m on m.family_id = c.family_id and m.user_id = ${userId}
       where c.id = ${id}
@@ -34,7 +35,7 @@ export async function resolveTarget (db: Db, userId: number, target: Target, id:
     return row
   }
   const [row] = await db<Resolved[]>`
-    select c.family_id as "familyId", c.id as "childId", m.role
+    select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role
     from ${db(target.record)} r
     join children c on c.id = r.child_id
     left join family_members m on m.family_id = c.family_id and m.user_id = ${userId}

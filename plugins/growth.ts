@@ -1,0 +1,88 @@
+import fp from 'fastify-plugin'
+import { errors } from '../lib/errors'
+import { downloadTables, readTableFiles, type TableFiles } from '../lib/growth/data'
+import { TABLE_NAMES, TABLE_SOURCES, type TableName } from '../lib/growth/sources'
+import { parseTables, type GrowthTables } from '../lib/growth/tables'
+
+export interface Growth {
+  ready: boolean
+  tables: GrowthTables | null
+  /** Settles when the background download, if any, has ended. */
+  loading: Promise<void>
+  /** The tables, or the 503 GROWTH_DATA_MISSING error. */
+  requireTables: () => GrowthTables
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    growth: Growth
+  }
+}
+
+function fileNames (names: Iterable<TableName>): string {
+  return [...names].map(name => TABLE_SOURCES[name].file).join(', ')
+}
+
+/**
+ * The WHO growth reference tables. They are read from GROWTH_DATA_DIR at
+ * start; missing ones are downloaded once in the background and checked
+ * against their pinned SHA-256. Until all nine are there, growth routes answer
+ * 503 and everything else works.
+ */
+export default fp(async function growth (fastify) {
+  const { growthDataDir: dir, growthDataUrl: mirror } = fastify.config
+  const log = fastify.log
+  const closing = new AbortController()
+
+  const state: Growth = {
+    ready: false,
+    tables: null,
+    loading: Promise.resolve(),
+    requireTables () {
+      if (state.tables === null) throw new errors.growthDataMissing()
+      return state.tables
+    }
+  }
+  fastify.decorate('growth', state)
+
+  function use (files: TableFiles): void {
+    try {
+      state.tables = parseTables(files)
+      state.ready = true
+    } catch (error) {
+      log.warn({ err: error, dir }, 'growth tables could not be read; growth routes answer 503')
+    }
+  }
+
+  async function download (found: TableFiles, missing: TableName[]): Promise<void> {
+    log.info({ dir }, `growth tables missing (${fileNames(missing)}): downloading them`)
+    const result = await downloadTables(dir, missing, { mirror, signal: closing.signal })
+    if (closing.signal.aborted) return
+    for (const [name, reason] of result.failed) log.warn({ dir }, `growth table ${TABLE_SOURCES[name].file} not downloaded: ${reason}`)
+    for (const [name, reason] of result.unwritten) log.warn({ dir }, `growth table ${TABLE_SOURCES[name].file} not saved: ${reason}`)
+    if (result.failed.size > 0) {
+      log.warn({ dir }, 'growth routes answer 503 until the missing tables are in GROWTH_DATA_DIR')
+      return
+    }
+    use(new Map([...found, ...result.files]))
+    if (state.ready) log.info({ dir }, 'growth tables downloaded')
+  }
+
+  const local = await readTableFiles(dir)
+  for (const [name, reason] of local.failed) log.warn({ dir }, `growth table ${TABLE_SOURCES[name].file} refused: ${reason}`)
+  if (local.files.size === TABLE_NAMES.length) {
+    use(local.files)
+    return
+  }
+
+  const missing = TABLE_NAMES.filter(name => !local.files.has(name))
+  fastify.addHook('onReady', async () => {
+    state.loading = download(local.files, missing).catch(error => {
+      log.warn({ err: error, dir }, 'growth tables could not be downloaded; growth routes answer 503')
+    })
+  })
+  fastify.addHook('onClose', async () => {
+    closing.abort()
+    await state.loading
+  })
+}, { name: 'growth', dependencies: ['config'] })

@@ -1,0 +1,38 @@
+import { Type } from '@sinclair/typebox'
+import { Id, IsoDate, Name, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+
+export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
+
+export const Child = Type.Object({
+  id: Id,
+  familyId: Id,
+  name: Type.String(),
+  dateOfBirth: IsoDate,
+  sex: Sex,
+  avatarUrl: Nullable(Type.String({ description: 'root-relative, /avatars/<name>' })),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}, { $id: 'Child', title: 'Child' })
+
+export const ChildList = Type.Object({ data: Type.Array(Type.Ref('Child')), meta: Type.Ref('ListMeta') }, { title: 'ChildList' })
+
+const childFields = {
+  name: Name(200),
+  dateOfBirth: IsoDate,
+  sex: Sex
+}
+
+export const CreateChildBody = StrictObject({
+  ...childFields,
+  familyId: Type.Optional(Nullable(Id))
+}, { description: '`familyId` may be left out when the caller belongs to exactly one family' })
+
+export const ReplaceChildBody = StrictObject(childFields)
+
+export const ChildParams = StrictObject({ id: Id })
+
+export const ChildListQuery = Type.Object({
+  ...Pagination,
+  familyId: Type.Optional(Id),
+  sort: Type.Optional(Type.String({ description: 'comma-separated fields among name, dateOfBirth, createdAt, each optionally prefixed with - (default name); ties are broken by id' }))
+})

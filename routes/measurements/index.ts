@@ -1,0 +1,19 @@
+import { recordRoutes, type RecordSpec } from '../records'
+import { checkValues, Measurement, MeasurementFields, measurementColumns } from './schemas'
+
+export const measurementSpec: RecordSpec = {
+  path: 'measurements',
+  table: 'measurements',
+  singular: 'Measurement',
+  plural: 'Measurements',
+  schema: Measurement,
+  fields: MeasurementFields,
+  columns: measurementColumns,
+  writable: ['measuredAt', 'heightCm', 'weightKg', 'headCircumferenceCm', 'visitId', 'notes'],
+  dates: ['measuredAt'],
+  sorts: { measuredAt: 'measured_at', createdAt: 'created_at' },
+  defaultSort: '-measuredAt',
+  check: body => checkValues(body)
+}
+
+export default recordRoutes(measurementSpec)

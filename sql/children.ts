@@ -1,0 +1,102 @@
+import type { PendingQuery, Row } from 'postgres'
+import type { Db } from '../plugins/db'
+import type { StoredNames } from '../lib/stored-files'
+
+type Fragment = PendingQuery<Row[]>
+
+export interface Child {
+  id: number
+  familyId: number
+  name: string
+  dateOfBirth: string
+  sex: 'female' | 'male' | 'other'
+  avatarUrl: string | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface ChildFields {
+  name: string
+  dateOfBirth: string
+  sex: string
+}
+
+export const childSorts = { name: 'name', dateOfBirth: 'date_of_birth', createdAt: 'created_at' }
+
+const columns = (db: Db): Fragment => db`
+  id, family_id as "familyId", name, date_of_birth as "dateOfBirth", sex,
+  case when avatar_name is null then null else '/avatars/' || avatar_name end as "avatarUrl",
+  created_at as "createdAt", updated_at as "updatedAt"
+`
+
+/** The children of the caller's families, or of one of them. */
+export async function listChildren (
+  db: Db, userId: number, familyId: number | null, order: Fragment, limit: number, offset: number
+): Promise<{ rows: Child[], total: number }> {
+  const scope = familyId === null
+    ? db`family_id in (select family_id from family_members where user_id = ${userId})`
+    : db`family_id = ${familyId}`
+  const rows = await db<(Child & { total: number })[]>`
+    select ${columns(db)}, count(*) over () as total
+    from children
+    where ${scope}
+    ${order}
+    limit ${limit} offset ${offset}
+  `
+  let total = rows[0]?.total
+  if (total === undefined) {
+    total = offset === 0 ? 0 : Number((await db`select count(*) as n from children where ${scope}`)[0].n)
+  }
+  return { rows: rows.map(({ total: _total, ...child }) => child), total }
+}
+
+export async function findChild (db: Db, id: number): Promise<Child | undefined> {
+  const [row] = await db<Child[]>`select ${columns(db)} from children where id = ${id}`
+  return row
+}
+
+export async function insertChild (db: Db, familyId: number, fields: ChildFields): Promise<Child> {
+  const [row] = await db<Child[]>`
+    insert into children (family_id, name, date_of_birth, sex)
+    values (${familyId}, ${fields.name}, ${fields.dateOfBirth}, ${fields.sex})
+    returning ${columns(db)}
+  `
+  return row
+}
+
+export async function replaceChild (db: Db, id: number, fields: ChildFields): Promise<Child> {
+  const [row] = await db<Child[]>`
+    update children
+    set name = ${fields.name}, date_of_birth = ${fields.dateOfBirth}, sex = ${fields.sex}, updated_at = now()
+    where id = ${id}
+    returning ${columns(db)}
+  `
+  return row
+}
+
+/** The earliest date among the child's records, or null without records. */
+export async function earliestRecordDate (db: Db, childId: number): Promise<string | null> {
+  const [row] = await db<{ earliest: string | null }[]>`
+    select least(
+      (select min(measured_at) from measurements where child_id = ${childId}),
+      (select min(date) from visits where child_id = ${childId}),
+      (select min(date) from medical_events where child_id = ${childId}),
+      (select min(start_date) from illnesses where child_id = ${childId})
+    ) as earliest
+  `
+  return row.earliest
+}
+
+
+/**
+ * Deletes a child with everything of it (its records go by cascade) and
+ * answers the names of its stored files, to be removed once the transaction commits.
+ */
+export async function deleteChild (db: Db, id: number): Promise<StoredNames> {
+  const uploads = await db<{ storedName: string }[]>`select stored_name as "storedName" from attachments where child_id = ${id}`
+  const [child] = await db<{ avatarName: string | null }[]>`delete from children where id = ${id} returning avatar_name as "avatarName"`
+  return {
+    attachments: uploads.map(row => row.storedName),
+    avatars: child?.avatarName == null ? [] : [child.avatarName]
+  }
+}
