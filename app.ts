@@ -76,7 +76,6 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
 
   await app.register(health)
   await app.register(docs)
-  await app.register(growthStandards)
   await app.register(authRoutes)
   await app.register(invites)
 
@@ -84,6 +83,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(async function protectedRoutes (api) {
     api.addHook('onRequest', api.authenticate)
     await api.register(me)
+    await api.register(growthStandards)
     await api.register(families)
     await api.register(admin)
     await api.register(children)

@@ -183,8 +183,10 @@ export default fp(async function errorsPlugin (fastify) {
 
   fastify.setErrorHandler(function (error: AnyError, request, reply) {
     const answer = answerFor(error, request, production)
-    if (answer.status >= 500) {
+    if (answer.status === 500) {
       request.log.error({ err: error, reqId: request.id }, 'request failed')
+    } else if (answer.status > 500) {
+      request.log.warn({ reqId: request.id, code: answer.body.code, cause: error.message }, 'service unavailable')
     }
     return sendError(reply, answer)
   })

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { TABLE_NAMES, TABLE_SOURCES, tableUrl } from '../lib/growth/sources'
-import { build } from './helper'
+import { build, authHeaders } from './helper'
 
 const SHARED = path.join(__dirname, '..', '..', 'shared', 'growth')
 const FILES = TABLE_NAMES.map(name => TABLE_SOURCES[name].file).sort()
@@ -91,7 +91,7 @@ t.test('missing tables are downloaded once, checked and saved', async t => {
   t.same(readdirSync(dir).sort(), FILES, 'the nine files are saved, and no temporary file is left')
   for (const file of FILES) t.equal(sha256(path.join(dir, file)), sha256(path.join(SHARED, file)), `${file} is saved as served`)
 
-  const res = await app.inject({ method: 'GET', url: CURVE })
+  const res = await app.inject({ method: 'GET', headers: await authHeaders(app), url: CURVE })
   t.equal(res.statusCode, 200)
   t.equal(res.json().points.length, 11)
 
@@ -125,8 +125,8 @@ t.test('a file whose checksum does not match is refused and not kept', async t =
   t.equal(app.growth.ready, false)
   t.same(readdirSync(dir).sort(), FILES.filter(file => file !== altered), 'the altered file is not kept; the good ones are')
 
-  isGrowthMissing(t, await app.inject({ method: 'GET', url: CURVE }))
-  const health = await app.inject({ method: 'GET', url: '/api/health' })
+  isGrowthMissing(t, await app.inject({ method: 'GET', headers: await authHeaders(app), url: CURVE }))
+  const health = await app.inject({ method: 'GET', headers: await authHeaders(app), url: '/api/health' })
   t.equal(health.statusCode, 200, 'everything else works')
 
   const warnings = logs.map(line => JSON.parse(line)).filter(entry => entry.level === 40)
@@ -140,9 +140,9 @@ t.test('an unreachable source leaves growth routes at 503 and everything else wo
   await app.growth.loading
   t.equal(app.growth.ready, false)
   t.same(readdirSync(dir), [], 'nothing is written')
-  isGrowthMissing(t, await app.inject({ method: 'GET', url: CURVE }))
-  t.equal((await app.inject({ method: 'GET', url: '/api/health' })).statusCode, 200)
-  t.equal((await app.inject({ method: 'GET', url: '/api/growth-standards/nonsense?sex=female' })).statusCode, 400, 'validation still comes first')
+  isGrowthMissing(t, await app.inject({ method: 'GET', headers: await authHeaders(app), url: CURVE }))
+  t.equal((await app.inject({ method: 'GET', headers: await authHeaders(app), url: '/api/health' })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', headers: await authHeaders(app), url: '/api/growth-standards/nonsense?sex=female' })).statusCode, 400, 'validation still comes first')
   t.ok(logs.some(line => JSON.parse(line).level === 40 && line.includes('not downloaded')), 'the failure is logged at warn level')
 })
 
@@ -152,8 +152,8 @@ t.test('the start does not wait for the download, and closing stops it', async t
   const started = Date.now()
   const app = await build(t, { env: { GROWTH_DATA_DIR: dir, GROWTH_DATA_URL: source.url } })
   t.ok(Date.now() - started < 10_000, 'the app is ready while the source has not answered')
-  isGrowthMissing(t, await app.inject({ method: 'GET', url: CURVE }))
-  t.equal((await app.inject({ method: 'GET', url: '/api/health' })).statusCode, 200)
+  isGrowthMissing(t, await app.inject({ method: 'GET', headers: await authHeaders(app), url: CURVE }))
+  t.equal((await app.inject({ method: 'GET', headers: await authHeaders(app), url: '/api/health' })).statusCode, 200)
 
   const closing = Date.now()
   await app.close()

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { build } from './helper'
+import { build, authHeaders } from './helper'
 
 // The WHO tables are read at run time from the shared folder; no value of theirs is written here.
 const SHARED = path.join(__dirname, '..', '..', 'shared', 'growth')
@@ -36,14 +36,14 @@ async function app (t: Test) {
 }
 
 async function curve (server: Awaited<ReturnType<typeof app>>, url: string) {
-  const res = await server.inject({ method: 'GET', url })
+  const res = await server.inject({ method: 'GET', headers: await authHeaders(server), url })
   if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`)
   return res.json()
 }
 
 t.test('weight-for-age: WHO 2006 by day under 60 months, then WHO 2007 by month to 120 months', async t => {
   const server = await app(t)
-  const res = await server.inject({ method: 'GET', url: '/api/growth-standards/weight-for-age?sex=female' })
+  const res = await server.inject({ method: 'GET', headers: await authHeaders(server), url: '/api/growth-standards/weight-for-age?sex=female' })
   t.equal(res.statusCode, 200)
   const body = res.json()
   t.same(Object.keys(body).sort(), ['indicator', 'points', 'sex', 'source', 'unit', 'x'])
@@ -135,7 +135,7 @@ t.test('an unknown indicator or sex, or a bad range, is a 400', async t => {
     ['/api/growth-standards/weight-for-age?sex=female&from=-1', '/query/from'],
     ['/api/growth-standards/weight-for-age?sex=female&to=soon', '/query/to']
   ]) {
-    const res = await server.inject({ method: 'GET', url })
+    const res = await server.inject({ method: 'GET', headers: await authHeaders(server), url })
     t.equal(res.statusCode, 400, url)
     const body = res.json()
     t.same(Object.keys(body).sort(), ['code', 'details', 'error'])
@@ -146,7 +146,7 @@ t.test('an unknown indicator or sex, or a bad range, is a 400', async t => {
 
 t.test('the OpenAPI document describes the route', async t => {
   const server = await app(t)
-  const doc = (await server.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+  const doc = (await server.inject({ method: 'GET', headers: await authHeaders(server), url: '/api/openapi.json' })).json()
   const operation = doc.paths['/api/growth-standards/{indicator}'].get
   t.equal(operation.operationId, 'getGrowthStandard')
   t.same(operation.tags, ['growth'])
@@ -154,4 +154,11 @@ t.test('the OpenAPI document describes the route', async t => {
   t.ok(operation.summary)
   for (const status of ['200', '400', '503']) t.ok(operation.responses[status], `documents ${status}`)
   t.ok(doc.components.schemas.GrowthStandard, 'the curve is a named component')
+})
+
+t.test('the reference curves need a signed-in user', async t => {
+  const app = await build(t)
+  const res = await app.inject({ method: 'GET', url: '/api/growth-standards/weight-for-age?sex=female' })
+  t.equal(res.statusCode, 401)
+  t.equal(res.json().code, 'UNAUTHORIZED')
 })

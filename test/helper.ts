@@ -17,7 +17,9 @@ export const TEST_ENV = {
   JWT_SECRET: 'test-access-secret-0123456789abcdefghijkl',
   JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdefghijk',
   BCRYPT_COST: '10',
-  AUTH_RATE_LIMIT_MAX: '100000'
+  AUTH_RATE_LIMIT_MAX: '100000',
+  // The WHO tables beside the project, so that no test app downloads them.
+  GROWTH_DATA_DIR: path.join(__dirname, '..', '..', 'shared', 'growth')
 }
 
 function state (): TestDbState {
@@ -125,4 +127,16 @@ export async function login (app: App, email: string, password = PASSWORD): Prom
   const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password } })
   if (res.statusCode !== 200) throw new Error(`login answered ${res.statusCode}: ${res.body}`)
   return res.json()
+}
+
+const signedIn = new WeakMap<App, Promise<Pair>>()
+
+/** The bearer header of a user registered once per app, for routes that need any signed-in user. */
+export async function authHeaders (app: App): Promise<{ authorization: string }> {
+  let pair = signedIn.get(app)
+  if (pair === undefined) {
+    pair = register(app)
+    signedIn.set(app, pair)
+  }
+  return bearer((await pair).accessToken)
 }
