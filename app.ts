@@ -21,6 +21,7 @@ import measurements from './routes/measurements'
 import visits from './routes/visits'
 import medicalEvents from './routes/medical-events'
 import illnesses from './routes/illnesses'
+import childGrowth from './routes/growth'
 import health from './routes/health'
 import docs from './routes/docs'
 import growthStandards from './routes/growth-standards'
@@ -91,6 +92,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(visits)
     await api.register(medicalEvents)
     await api.register(illnesses)
+    await api.register(childGrowth)
   })
 
   return app

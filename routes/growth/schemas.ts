@@ -1,0 +1,42 @@
+import { Type } from '@sinclair/typebox'
+import { Id, IsoDate, Nullable, StrictObject } from '../../lib/schemas'
+
+export const GrowthScore = Type.Object({
+  z: Type.Number(),
+  percentile: Type.Number(),
+  reference: Type.String({ enum: ['who-2006', 'who-2007'] }),
+  flagged: Type.Boolean({ description: 'WHO\'s implausible values' })
+}, { $id: 'GrowthScore', title: 'GrowthScore' })
+
+const score = Nullable(Type.Ref('GrowthScore'))
+
+export const GrowthPoint = Type.Object({
+  measurementId: Id,
+  measuredAt: IsoDate,
+  ageDays: Type.Integer(),
+  ageMonths: Type.Number(),
+  heightCm: Nullable(Type.Number()),
+  weightKg: Nullable(Type.Number()),
+  headCircumferenceCm: Nullable(Type.Number()),
+  bmi: Nullable(Type.Number()),
+  weightForAge: score,
+  heightForAge: score,
+  headCircumferenceForAge: score,
+  bmiForAge: score,
+  weightForHeight: score
+}, { $id: 'GrowthPoint', title: 'GrowthPoint' })
+
+export const Growth = Type.Object({
+  childId: Id,
+  sex: Type.String({ enum: ['female', 'male', 'other'] }),
+  dateOfBirth: IsoDate,
+  source: Type.String(),
+  points: Type.Array(Type.Ref('GrowthPoint'))
+}, { $id: 'Growth', title: 'Growth' })
+
+export const GrowthParams = StrictObject({ childId: Id })
+
+export const GrowthQuery = Type.Object({
+  from: Type.Optional(IsoDate),
+  to: Type.Optional(IsoDate)
+})
