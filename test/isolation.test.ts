@@ -1,0 +1,110 @@
+import t from 'tap'
+import { build, bearer, register, type App, type Pair } from './helper'
+
+const OPEN = { REGISTRATION: 'open' }
+const KINDS: Array<[string, Record<string, unknown>]> = [
+  ['measurements', { measuredAt: '2023-05-01', weightKg: 5.5 }],
+  ['visits', { date: '2023-05-01', type: 'wellness' }],
+  ['medical-events', { date: '2023-05-01', type: 'vaccine', name: 'MMR' }],
+  ['illnesses', { startDate: '2023-05-01' }]
+]
+
+interface Route {
+  method: string
+  url: string
+  body?: Record<string, unknown>
+  write: boolean
+}
+
+function call (app: App, pair: Pair | null, route: Route) {
+  return app.inject({
+    method: route.method as 'GET',
+    url: route.url,
+    headers: pair === null ? {} : bearer(pair.accessToken),
+    ...(route.body === undefined ? {} : { payload: route.body })
+  })
+}
+
+function familyOf (pair: Pair): number {
+  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
+}
+
+/** Every route of children and their records, aimed at a child and its records. */
+function routesFor (familyId: number, childId: number, records: Record<string, number>): Route[] {
+  const routes: Route[] = [
+    { method: 'GET', url: `/api/children?familyId=${familyId}`, write: false },
+    { method: 'POST', url: '/api/children', body: { name: 'X', dateOfBirth: '2022-01-01', sex: 'male', familyId }, write: true },
+    { method: 'GET', url: `/api/children/${childId}`, write: false },
+    { method: 'PUT', url: `/api/children/${childId}`, body: { name: 'X', dateOfBirth: '2022-01-01', sex: 'male' }, write: true },
+    { method: 'GET', url: `/api/children/${childId}/growth`, write: false }
+  ]
+  for (const [kind, body] of KINDS) {
+    routes.push(
+      { method: 'GET', url: `/api/children/${childId}/${kind}`, write: false },
+      { method: 'POST', url: `/api/children/${childId}/${kind}`, body, write: true },
+      { method: 'GET', url: `/api/${kind}?childId=${childId}`, write: false },
+      { method: 'POST', url: `/api/${kind}`, body: { childId, ...body }, write: true },
+      { method: 'GET', url: `/api/${kind}/${records[kind]}`, write: false },
+      { method: 'PUT', url: `/api/${kind}/${records[kind]}`, body, write: true },
+      { method: 'DELETE', url: `/api/${kind}/${records[kind]}`, write: true }
+    )
+  }
+  routes.push({ method: 'DELETE', url: `/api/children/${childId}`, write: true })
+  return routes
+}
+
+t.test('children and records: no route leaks to another family, a viewer or no token', async t => {
+  const app = await build(t, { env: OPEN })
+  const owner = await register(app)
+  const viewer = await register(app)
+  const stranger = await register(app)
+  const family = familyOf(owner)
+  const invite = (await app.inject({ method: 'POST', url: `/api/families/${family}/invites`, headers: bearer(owner.accessToken), payload: { email: viewer.user.email, role: 'viewer' } })).json()
+  await app.inject({ method: 'POST', url: '/api/invites/accept', headers: bearer(viewer.accessToken), payload: { token: invite.token } })
+
+  const child = (await app.inject({ method: 'POST', url: '/api/children', headers: bearer(owner.accessToken), payload: { name: 'Kim', dateOfBirth: '2022-01-01', sex: 'female', familyId: family } })).json()
+  const records: Record<string, number> = {}
+  const secrets: string[] = [child.name]
+  for (const [kind, body] of KINDS) {
+    const created = (await app.inject({ method: 'POST', url: `/api/children/${child.id}/${kind}`, headers: bearer(owner.accessToken), payload: { ...body, ...(kind === 'visits' ? { notes: 'secret-visit-note' } : {}) } })).json()
+    records[kind] = created.id
+  }
+  secrets.push('secret-visit-note')
+  const routes = routesFor(family, child.id, records)
+  let checked = 0
+
+  for (const route of routes) {
+    const none = await call(app, null, route)
+    t.equal(none.statusCode, 401, `no token: ${route.method} ${route.url}`)
+    const foreign = await call(app, stranger, route)
+    t.equal(foreign.statusCode, 403, `another family: ${route.method} ${route.url}`)
+    t.same(foreign.json(), { error: 'Access denied', code: 'FORBIDDEN', details: {} })
+    t.notOk(secrets.some(secret => foreign.body.includes(secret)), 'nothing of the family in the body')
+    const byViewer = await call(app, viewer, route)
+    t.equal(byViewer.statusCode, route.write ? 403 : 200, `viewer: ${route.method} ${route.url}`)
+    checked += 3
+  }
+
+  const missing = routesFor(family, 999999, { measurements: 999999, visits: 999999, 'medical-events': 999999, illnesses: 999999 })
+    .filter(route => !route.url.includes('familyId') && route.url !== '/api/children')
+  for (const route of missing) {
+    const res = await call(app, owner, route)
+    t.equal(res.statusCode, 404, `not there: ${route.method} ${route.url}`)
+    t.equal(res.json().code, 'NOT_FOUND')
+    checked += 1
+  }
+
+  const [{ n }] = await app.sql`select count(*) as n from children`
+  t.equal(n, 1, 'no refused write created a child')
+  for (const [kind] of KINDS) {
+    const [{ m }] = await app.sql`select count(*) as m from ${app.sql(kind.replace('-', '_'))}`
+    t.equal(m, 1, `no refused write touched ${kind}`)
+  }
+  t.same((await app.inject({ method: 'GET', url: '/api/children', headers: bearer(stranger.accessToken) })).json().data, [], 'a stranger\'s list is empty')
+
+  for (const route of routes) {
+    const res = await call(app, owner, route)
+    t.ok(res.statusCode < 300, `the owner may: ${route.method} ${route.url} (${res.statusCode})`)
+  }
+  t.ok(checked >= 100, `${checked} refusals checked`)
+})
