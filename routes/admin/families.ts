@@ -1,0 +1,127 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errors } from '../../lib/errors'
+import { errorResponses } from '../../lib/schemas'
+import { removeStoredFiles } from '../../lib/stored-files'
+import {
+  deleteFamilyWithContents, familyMembers, findMember, insertMember, listAllFamilies, lockFamily, type FamilySortField
+} from '../../sql/admin'
+import { findFamily, lockMembers, removeMember } from '../../sql/families'
+import { findUser } from '../../sql/users'
+import { AddMemberBody, AdminFamilyList, FamilyListQuery, FamilyParams, MemberParams } from './schemas'
+import { parseSort } from './sort'
+
+/**
+ * Families as administrators manage them: membership and deletion only. Their
+ * children's data stays behind the family scope, for administrators too.
+ */
+const families: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql } = fastify
+  const security = [{ bearer: [] }]
+  const tags = ['admin']
+
+  fastify.get('/api/admin/families', {
+    schema: {
+      operationId: 'listAdminFamilies',
+      tags,
+      summary: 'Every family, searched by name',
+      description: '`role` is the administrator\'s own role in each family, null where not a member.',
+      security,
+      querystring: FamilyListQuery,
+      response: { 200: AdminFamilyList, ...errorResponses(400, 401, 403) }
+    }
+  }, async request => {
+    const { limit = 50, offset = 0, q, sort } = request.query
+    const order = parseSort<FamilySortField>(sort, [])
+    const { rows, total } = await listAllFamilies(sql, request.user.id, { q, sort: order, limit, offset })
+    return { data: rows, meta: { total, limit, offset } }
+  })
+
+  fastify.get('/api/admin/families/:id', {
+    schema: {
+      operationId: 'getAdminFamily',
+      tags,
+      summary: 'One family with its members',
+      security,
+      params: FamilyParams,
+      response: { 200: Type.Ref('AdminFamily'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const { id } = request.params
+    // One snapshot, so that the member count and the members agree.
+    return sql.begin('read only isolation level repeatable read', async tx => {
+      const family = await findFamily(tx, request.user.id, id)
+      if (family === undefined) throw new errors.notFound('Family')
+      return { ...family, members: await familyMembers(tx, id) }
+    })
+  })
+
+  fastify.post('/api/admin/families/:id/members', {
+    schema: {
+      operationId: 'addAdminFamilyMember',
+      tags,
+      summary: 'Add a user to a family',
+      description: 'A user who already is a member: 409 ALREADY_MEMBER.',
+      security,
+      params: FamilyParams,
+      body: AddMemberBody,
+      response: { 201: Type.Ref('Member'), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const { userId, role } = request.body
+    const member = await sql.begin(async tx => {
+      if (!(await lockFamily(tx, id))) throw new errors.notFound('Family')
+      if (await findUser(tx, userId) === undefined) throw new errors.notFound('User')
+      if (!(await insertMember(tx, id, userId, role))) throw new errors.alreadyMember('The user is already a member of this family')
+      return findMember(tx, id, userId)
+    })
+    return reply.code(201).send(member)
+  })
+
+  fastify.delete('/api/admin/families/:id/members/:userId', {
+    schema: {
+      operationId: 'removeAdminFamilyMember',
+      tags,
+      summary: 'Remove a member from a family',
+      description: 'The last owner of a family with other members cannot be removed (409 LAST_OWNER). A family left without members is kept.',
+      security,
+      params: MemberParams,
+      response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { id, userId } = request.params
+    await sql.begin(async tx => {
+      if (!(await lockFamily(tx, id))) throw new errors.notFound('Family')
+      const roles = await lockMembers(tx, id)
+      const current = roles.get(userId)
+      if (current === undefined) throw new errors.notFound('Member')
+      const owners = [...roles.values()].filter(role => role === 'owner').length
+      if (current === 'owner' && owners === 1 && roles.size > 1) {
+        throw new errors.lastOwner('The last owner of a family with other members cannot be removed')
+      }
+      await removeMember(tx, id, userId)
+    })
+    return reply.code(204).send(null)
+  })
+
+  fastify.delete('/api/admin/families/:id', {
+    schema: {
+      operationId: 'deleteAdminFamily',
+      tags,
+      summary: 'Delete a family with everything in it',
+      description: 'Its children, their records, attachments and avatars, files included, its members and its invites.',
+      security,
+      params: FamilyParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async (request, reply) => {
+    const files = await sql.begin(tx => deleteFamilyWithContents(tx, request.params.id))
+    if (files === undefined) throw new errors.notFound('Family')
+    const left = await removeStoredFiles(config, files)
+    if (left.length > 0) request.log.warn({ files: left }, 'stored files could not be removed')
+    return reply.code(204).send(null)
+  })
+}
+
+export default families

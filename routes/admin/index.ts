@@ -1,0 +1,36 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errors } from '../../lib/errors'
+import { errorResponses } from '../../lib/schemas'
+import { getStats } from '../../sql/admin'
+import families from './families'
+import users from './users'
+
+/**
+ * Administration: users and families of the whole service, for users with role
+ * `admin`. The role is the one authentication read from the database for this
+ * request, so a demoted admin is refused at once. It is checked after the
+ * request's schema, like every other access check.
+ */
+const admin: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { sql } = fastify
+
+  fastify.addHook('preHandler', async request => {
+    if (request.user.role !== 'admin') throw new errors.forbidden()
+  })
+
+  fastify.get('/api/admin/stats', {
+    schema: {
+      operationId: 'getAdminStats',
+      tags: ['admin'],
+      summary: 'Counts of everything the service holds',
+      security: [{ bearer: [] }],
+      response: { 200: Type.Ref('Stats'), ...errorResponses(401, 403) }
+    }
+  }, async () => getStats(sql))
+
+  await fastify.register(users)
+  await fastify.register(families)
+}
+
+export default admin

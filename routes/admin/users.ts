@@ -1,0 +1,172 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errors, withDetails } from '../../lib/errors'
+import { hashPassword } from '../../lib/passwords'
+import { errorResponses } from '../../lib/schemas'
+import { removeStoredFiles } from '../../lib/stored-files'
+import type { Db } from '../../plugins/db'
+import {
+  deleteFamilyWithContents, deleteUser, findAdminUser, listAdminUsers, lockAccount, lockMembershipsOf,
+  otherActiveAdmins, updateUserAccount, type UserSortField
+} from '../../sql/admin'
+import { revokeUserSessions } from '../../sql/sessions'
+import { emailTaken, findUser, insertUser, setPasswordHash } from '../../sql/users'
+import { AdminUserList, CreateUserBody, SetPasswordBody, UpdateUserBody, UserListQuery, UserParams } from './schemas'
+import { parseSort } from './sort'
+
+/** Two requests that give one e-mail at once: the unique index decides, and the loser gets EMAIL_TAKEN. */
+function emailConflict (error: unknown): never {
+  const { code, constraint_name: constraint } = error as { code?: string, constraint_name?: string }
+  if (code === '23505' && constraint === 'users_email_lower_key') throw new errors.emailTaken()
+  throw error
+}
+
+const users: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql } = fastify
+  const security = [{ bearer: [] }]
+  const tags = ['admin']
+
+  async function account (db: Db, id: number) {
+    const user = await findAdminUser(db, id)
+    if (user === undefined) throw new errors.notFound('User')
+    return user
+  }
+
+  fastify.get('/api/admin/users', {
+    schema: {
+      operationId: 'listAdminUsers',
+      tags,
+      summary: 'Every user, searched and sorted',
+      security,
+      querystring: UserListQuery,
+      response: { 200: AdminUserList, ...errorResponses(400, 401, 403) }
+    }
+  }, async request => {
+    const { limit = 50, offset = 0, q, sort } = request.query
+    const order = parseSort<UserSortField>(sort, [{ field: 'createdAt', descending: false }])
+    const { rows, total } = await listAdminUsers(sql, { q, sort: order, limit, offset })
+    return { data: rows, meta: { total, limit, offset } }
+  })
+
+  fastify.post('/api/admin/users', {
+    schema: {
+      operationId: 'createAdminUser',
+      tags,
+      summary: 'Create a user',
+      description: 'The user belongs to no family until one is created or joined. The role is `user` unless given.',
+      security,
+      body: CreateUserBody,
+      response: { 201: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 409) }
+    }
+  }, async (request, reply) => {
+    const { email, password, name, role } = request.body
+    const passwordHash = await hashPassword(password, config.bcryptCost)
+    const user = await sql.begin(async tx => {
+      if (await emailTaken(tx, email)) throw new errors.emailTaken()
+      const { id } = await insertUser(tx, { email, name, passwordHash, role: role ?? 'user' })
+      return account(tx, id)
+    }).catch(emailConflict)
+    return reply.code(201).header('location', `/api/admin/users/${user.id}`).send(user)
+  })
+
+  fastify.get('/api/admin/users/:id', {
+    schema: {
+      operationId: 'getAdminUser',
+      tags,
+      summary: 'One user',
+      security,
+      params: UserParams,
+      response: { 200: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => account(sql, request.params.id))
+
+  fastify.patch('/api/admin/users/:id', {
+    schema: {
+      operationId: 'updateAdminUser',
+      tags,
+      summary: 'Change a user\'s name, e-mail, role or disabled state',
+      description: 'Disabling revokes every session of the user. The last active admin can be neither demoted nor disabled (409 LAST_ADMIN).',
+      security,
+      params: UserParams,
+      body: UpdateUserBody,
+      response: { 200: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async request => {
+    const { id } = request.params
+    const changes = request.body
+    return sql.begin(async tx => {
+      const current = await lockAccount(tx, id)
+      if (current === undefined) throw new errors.notFound('User')
+      if (changes.email !== undefined && await emailTaken(tx, changes.email, id)) throw new errors.emailTaken()
+      const stepsDown = changes.role === 'user' || changes.disabled === true
+      if (current.role === 'admin' && !current.disabled && stepsDown && await otherActiveAdmins(tx, id) === 0) {
+        throw new errors.lastAdmin('The last admin can be neither demoted nor disabled')
+      }
+      await updateUserAccount(tx, id, changes)
+      if (changes.disabled === true) await revokeUserSessions(tx, id)
+      return account(tx, id)
+    }).catch(emailConflict)
+  })
+
+  fastify.post('/api/admin/users/:id/password', {
+    schema: {
+      operationId: 'setAdminUserPassword',
+      tags,
+      summary: 'Set a user\'s password',
+      description: 'Every session of the user is revoked.',
+      security,
+      params: UserParams,
+      body: SetPasswordBody,
+      response: { 204: Type.Null({ description: 'Set' }), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    if (await findUser(sql, id) === undefined) throw new errors.notFound('User')
+    const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost)
+    await sql.begin(async tx => {
+      await setPasswordHash(tx, id, passwordHash)
+      await revokeUserSessions(tx, id)
+    })
+    return reply.code(204).send(null)
+  })
+
+  fastify.delete('/api/admin/users/:id', {
+    schema: {
+      operationId: 'deleteAdminUser',
+      tags,
+      summary: 'Delete a user',
+      description: 'The user\'s sessions and memberships go too. A family the user is the only member of is deleted with everything in it, files included. ' +
+        'The last active admin (409 LAST_ADMIN) and the last owner of a family with other members (409 LAST_OWNER) cannot be deleted.',
+      security,
+      params: UserParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const files = await sql.begin(async tx => {
+      const current = await lockAccount(tx, id)
+      if (current === undefined) throw new errors.notFound('User')
+      if (current.role === 'admin' && !current.disabled && await otherActiveAdmins(tx, id) === 0) {
+        throw new errors.lastAdmin('The last admin cannot be deleted')
+      }
+      const memberships = await lockMembershipsOf(tx, id)
+      const owned = memberships.filter(m => m.role === 'owner' && m.owners === 1 && m.members > 1)
+      if (owned.length > 0) {
+        throw withDetails(new errors.lastOwner('The user is the last owner of a family with other members'), { familyIds: owned.map(m => m.familyId) })
+      }
+      const names = { attachments: [] as string[], avatars: [] as string[] }
+      for (const { familyId } of memberships.filter(m => m.members === 1)) {
+        const removed = await deleteFamilyWithContents(tx, familyId)
+        names.attachments.push(...removed?.attachments ?? [])
+        names.avatars.push(...removed?.avatars ?? [])
+      }
+      await deleteUser(tx, id)
+      return names
+    })
+    const left = await removeStoredFiles(config, files)
+    if (left.length > 0) request.log.warn({ files: left }, 'stored files could not be removed')
+    return reply.code(204).send(null)
+  })
+}
+
+export default users
