@@ -80,9 +80,10 @@ export const ListMeta = Type.Object({
   offset: Type.Integer({ minimum: 0 })
 }, { $id: 'ListMeta', title: 'ListMeta' })
 
-/** The envelope of every list: `{ data, meta }`. */
-export function ListOf<T extends TSchema> (item: T, title: string) {
-  return Type.Object({ data: Type.Array(item), meta: Type.Ref('ListMeta') }, { title })
+/** The envelope of every list, `{ data, meta }`, named `<Item>List`. */
+export function ListOf (itemId: string) {
+  const name = `${itemId}List`
+  return Type.Object({ data: Type.Array(Type.Ref(itemId)), meta: Type.Ref('ListMeta') }, { $id: name, title: name })
 }
 
 /** Pagination parameters of every list. */

@@ -80,7 +80,6 @@ export function recordRoutes (spec: RecordSpec) {
   const tags = [spec.path]
   const security = [{ bearer: [] }]
   const ref = Type.Ref(spec.schema.$id as string)
-  const listSchema = Type.Object({ data: Type.Array(ref), meta: Type.Ref('ListMeta') }, { title: `${spec.singular}List` })
   const sortNames = Object.keys(spec.sorts).join(', ')
   const listQuery = {
     ...Pagination,
@@ -121,7 +120,7 @@ export function recordRoutes (spec: RecordSpec) {
       return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
     }
 
-    const listResponses = { 200: listSchema, ...errorResponses(400, 401, 403, 404) }
+    const listResponses = { 200: Type.Ref(`${spec.singular}List`), ...errorResponses(400, 401, 403, 404) }
     const createResponses = { 201: spec.createSchema ?? ref, ...errorResponses(400, 401, 403, 404) }
     const childParams = StrictObject({ childId: Id })
     const idParams = StrictObject({ id: Id })

@@ -1,5 +1,6 @@
-import { sharedSchemas } from '../lib/schemas'
+import { ListOf, sharedSchemas } from '../lib/schemas'
 import { TokenPair, User } from './auth/schemas'
+import { Me, Session } from './me/schemas'
 import { Child } from './children/schemas'
 import { Measurement } from './measurements/schemas'
 import { Visit } from './visits/schemas'
@@ -8,7 +9,14 @@ import { Illness } from './illnesses/schemas'
 import { AcceptedInvite, CreatedInvite, Family, FamilyRole, Invite, Member } from './families/schemas'
 import { AdminFamily, AdminUser, Stats } from './admin/schemas'
 
-/** Objects that several resources answer with: registered once and referenced by $id. */
-export const namedSchemas = [...sharedSchemas, User, TokenPair, FamilyRole, Family, Member, Invite, CreatedInvite, AcceptedInvite,
-  Child, Measurement, Visit, MedicalEvent, Illness,
-  AdminUser, AdminFamily, Stats]
+const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement', 'Visit', 'MedicalEvent', 'Illness', 'AdminUser']
+
+/**
+ * Objects the API answers with, registered once at the root and referenced by
+ * $id, so that the OpenAPI document names them and generated clients get named types.
+ */
+export const namedSchemas = [
+  ...sharedSchemas, User, TokenPair, Me, Session, FamilyRole, Family, Member, Invite, CreatedInvite, AcceptedInvite,
+  Child, Measurement, Visit, MedicalEvent, Illness, AdminUser, AdminFamily, Stats,
+  ...listed.map(ListOf)
+]

@@ -8,7 +8,7 @@ import {
 } from '../../sql/admin'
 import { findFamily, lockMembers, removeMember } from '../../sql/families'
 import { findUser } from '../../sql/users'
-import { AddMemberBody, AdminFamilyList, FamilyListQuery, FamilyParams, MemberParams } from './schemas'
+import { AddMemberBody, FamilyListQuery, FamilyParams, MemberParams } from './schemas'
 import { parseSort } from './sort'
 
 /**
@@ -28,7 +28,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       description: '`role` is the administrator\'s own role in each family, null where not a member.',
       security,
       querystring: FamilyListQuery,
-      response: { 200: AdminFamilyList, ...errorResponses(400, 401, 403) }
+      response: { 200: Type.Ref('FamilyList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
     const { limit = 50, offset = 0, q, sort } = request.query

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+import { Id, ListOf, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
 import { Email, Password, UserName } from '../auth/schemas'
 import { Family } from '../families/schemas'
 
@@ -37,8 +37,7 @@ export const AdminFamily = Type.Object({
   members: Type.Array(Type.Ref('Member'))
 }, { $id: 'AdminFamily', title: 'AdminFamily', description: 'A family with every member; `role` is the administrator\'s own, null when not a member' })
 
-export const AdminUserList = Type.Object({ data: Type.Array(Type.Ref('AdminUser')), meta: Type.Ref('ListMeta') }, { title: 'AdminUserList' })
-export const AdminFamilyList = Type.Object({ data: Type.Array(Type.Ref('Family')), meta: Type.Ref('ListMeta') }, { title: 'AdminFamilyList' })
+export const AdminUserList = ListOf('AdminUser')
 
 /** A `sort` parameter: a comma-separated list of the given fields, each optionally prefixed with `-`. */
 function Sort (fields: string[], defaultOrder: string) {

@@ -11,7 +11,7 @@ import {
 } from '../../sql/admin'
 import { revokeUserSessions } from '../../sql/sessions'
 import { emailTaken, findUser, insertUser, setPasswordHash } from '../../sql/users'
-import { AdminUserList, CreateUserBody, SetPasswordBody, UpdateUserBody, UserListQuery, UserParams } from './schemas'
+import { CreateUserBody, SetPasswordBody, UpdateUserBody, UserListQuery, UserParams } from './schemas'
 import { parseSort } from './sort'
 
 /** Two requests that give one e-mail at once: the unique index decides, and the loser gets EMAIL_TAKEN. */
@@ -39,7 +39,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'Every user, searched and sorted',
       security,
       querystring: UserListQuery,
-      response: { 200: AdminUserList, ...errorResponses(400, 401, 403) }
+      response: { 200: Type.Ref('AdminUserList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
     const { limit = 50, offset = 0, q, sort } = request.query

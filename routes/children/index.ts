@@ -6,7 +6,7 @@ import { removeStoredFiles } from '../../lib/stored-files'
 import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, listChildren, replaceChild } from '../../sql/children'
 import { orderBy } from '../../sql/list'
 import { latestAllowedDate } from '../records'
-import { ChildList, ChildListQuery, ChildParams, CreateChildBody, ReplaceChildBody } from './schemas'
+import { ChildListQuery, ChildParams, CreateChildBody, ReplaceChildBody } from './schemas'
 
 function badBirth (message: string): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues: [{ path: '/body/dateOfBirth', message }] })
@@ -26,7 +26,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'The children of the caller\'s families, or of one of them',
       security,
       querystring: ChildListQuery,
-      response: { 200: ChildList, ...errorResponses(400, 401, 403, 404) }
+      response: { 200: Type.Ref('ChildList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const { limit = 50, offset = 0, familyId, sort = 'name' } = request.query

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, IsoDate, Name, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+import { Id, ListOf, IsoDate, Name, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
 
 export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
 
@@ -14,7 +14,7 @@ export const Child = Type.Object({
   updatedAt: Timestamp
 }, { $id: 'Child', title: 'Child' })
 
-export const ChildList = Type.Object({ data: Type.Array(Type.Ref('Child')), meta: Type.Ref('ListMeta') }, { title: 'ChildList' })
+export const ChildList = ListOf('Child')
 
 const childFields = {
   name: Name(200),

@@ -9,8 +9,7 @@ import {
 } from '../../sql/families'
 import { createInvite, listOpenInvites, revokeInvite } from '../../sql/invites'
 import {
-  FamilyBody, FamilyList, FamilyParams, InviteBody, InviteList, InviteParams, ListQuery,
-  MemberBody, MemberList, MemberParams
+  FamilyBody, FamilyParams, InviteBody, InviteParams, ListQuery, MemberBody, MemberParams
 } from './schemas'
 
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
@@ -32,7 +31,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'The families the caller belongs to',
       security: bearer,
       querystring: ListQuery,
-      response: { 200: FamilyList, ...errorResponses(400, 401, 403) }
+      response: { 200: Type.Ref('FamilyList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
     const { limit = 50, offset = 0 } = request.query
@@ -111,7 +110,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       params: FamilyParams,
       querystring: ListQuery,
-      response: { 200: MemberList, ...errorResponses(400, 401, 403, 404) }
+      response: { 200: Type.Ref('MemberList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const { limit = 50, offset = 0 } = request.query
@@ -180,7 +179,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       params: FamilyParams,
       querystring: ListQuery,
-      response: { 200: InviteList, ...errorResponses(400, 401, 403, 404) }
+      response: { 200: Type.Ref('InviteList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const { limit = 50, offset = 0 } = request.query

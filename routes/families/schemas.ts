@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Name, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+import { Id, ListOf, Name, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
 import { Email } from '../auth/schemas'
 
 export const FamilyRole = Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('viewer')], { $id: 'FamilyRole', title: 'FamilyRole' })
@@ -44,9 +44,9 @@ export const AcceptedInvite = Type.Object({
   role: Type.Ref('FamilyRole')
 }, { $id: 'AcceptedInvite', title: 'AcceptedInvite' })
 
-export const FamilyList = Type.Object({ data: Type.Array(Type.Ref('Family')), meta: Type.Ref('ListMeta') }, { title: 'FamilyList' })
-export const MemberList = Type.Object({ data: Type.Array(Type.Ref('Member')), meta: Type.Ref('ListMeta') }, { title: 'MemberList' })
-export const InviteList = Type.Object({ data: Type.Array(Type.Ref('Invite')), meta: Type.Ref('ListMeta') }, { title: 'InviteList' })
+export const FamilyList = ListOf('Family')
+export const MemberList = ListOf('Member')
+export const InviteList = ListOf('Invite')
 
 const RoleBody = Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('viewer')])
 

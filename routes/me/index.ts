@@ -5,12 +5,10 @@ import { errorResponses } from '../../lib/schemas'
 import { hashPassword, verifyPassword } from '../../lib/passwords'
 import { activeSessions, revokeOwnSession, revokeUserSessions } from '../../sql/sessions'
 import { emailTaken, findCredentialsById, findUser, setPasswordHash, updateProfile } from '../../sql/users'
-import { ListQuery, Me, PasswordBody, PatchMeBody, Session, SessionList, SessionParams } from './schemas'
+import { ListQuery, PasswordBody, PatchMeBody, SessionParams } from './schemas'
 
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
-  fastify.addSchema(Me)
-  fastify.addSchema(Session)
   const bearer = [{ bearer: [] }]
 
   async function profile (userId: number) {
@@ -83,7 +81,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'The user\'s active sessions',
       security: bearer,
       querystring: ListQuery,
-      response: { 200: SessionList, ...errorResponses(400, 401, 403) }
+      response: { 200: Type.Ref('SessionList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
     const { limit = 50, offset = 0 } = request.query

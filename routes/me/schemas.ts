@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
+import { Id, ListOf, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
 import { Email, Password, UserName } from '../auth/schemas'
 
 export const FamilyRoleEnum = Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('viewer')])
@@ -31,7 +31,7 @@ export const Session = Type.Object({
   current: Type.Boolean()
 }, { $id: 'Session', title: 'Session' })
 
-export const SessionList = Type.Object({ data: Type.Array(Type.Ref('Session')), meta: Type.Ref('ListMeta') }, { title: 'SessionList' })
+export const SessionList = ListOf('Session')
 
 export const ListQuery = Type.Object(Pagination)
 
