@@ -13,6 +13,7 @@ import auth from './plugins/auth'
 import authRoutes from './routes/auth'
 import me from './routes/me'
 import familyScope from './plugins/family-scope'
+import uploads from './plugins/uploads'
 import families from './routes/families'
 import invites from './routes/invites'
 import admin from './routes/admin'
@@ -21,6 +22,9 @@ import measurements from './routes/measurements'
 import visits from './routes/visits'
 import medicalEvents from './routes/medical-events'
 import illnesses from './routes/illnesses'
+import attachments from './routes/attachments'
+import avatars from './routes/avatars'
+import staticFiles from './routes/static'
 import childGrowth from './routes/growth'
 import health from './routes/health'
 import docs from './routes/docs'
@@ -65,6 +69,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     reply.header('x-request-id', request.id)
   })
 
+  // While shutting down, answers close their connection, so that a keep-alive
+  // client does not hold the server open once its request is done.
+  let closing = false
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onSend', async (request, reply) => {
+    if (closing) reply.header('connection', 'close')
+  })
+
   await app.register(configPlugin, { config })
   await app.register(errors)
   await app.register(validation)
@@ -74,11 +86,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(growth)
   await app.register(auth)
   await app.register(familyScope)
+  await app.register(uploads)
 
   await app.register(health)
   await app.register(docs)
   await app.register(authRoutes)
   await app.register(invites)
+  await app.register(staticFiles)
 
   // Everything registered here needs a valid access token.
   await app.register(async function protectedRoutes (api) {
@@ -92,6 +106,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(visits)
     await api.register(medicalEvents)
     await api.register(illnesses)
+    await api.register(attachments)
+    await api.register(avatars)
     await api.register(childGrowth)
   })
 
