@@ -34,6 +34,8 @@ export interface AppOptions {
   db?: DbOptions
   /** Where logs go (default stdout). */
   logStream?: NodeJS.WritableStream
+  /** Runs before any plugin or route is registered: tests use it to watch routes and responses. */
+  setup?: (app: App) => void
 }
 
 const REQUEST_ID = /^[A-Za-z0-9-]{1,64}$/
@@ -64,6 +66,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     },
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } }
   }).withTypeProvider<TypeBoxTypeProvider>()
+  options.setup?.(app)
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
@@ -73,7 +76,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // client does not hold the server open once its request is done.
   let closing = false
   app.addHook('preClose', async () => { closing = true })
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })
 

@@ -11,7 +11,7 @@ export default fp(async function openapi (fastify) {
 
   await fastify.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Child health records API',
         description: 'A family\'s child-health records: growth measurements, doctor visits, vaccines and medications, illnesses, and their files.',

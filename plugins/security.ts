@@ -13,7 +13,11 @@ const RateLimited = createError('RATE_LIMITED', 'Too many requests; retry in %s'
 export default fp(async function security (fastify) {
   const { config } = fastify
 
-  await fastify.register(helmet, { global: true })
+  await fastify.register(helmet, {
+    global: true,
+    // The service speaks plain HTTP behind its TLS proxy; the docs page must load over either.
+    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } }
+  })
 
   await fastify.register(cors, {
     origin: config.corsOrigins.length > 0 ? config.corsOrigins : false,

@@ -7,6 +7,7 @@ import type { Test } from 'tap'
 import { buildApp, type App } from '../app'
 import { loadConfig, type Config } from '../plugins/config'
 import { createSql, type Sql } from '../plugins/db'
+import { ResponseChecker } from './openapi-check'
 import { STATE_FILE, withDatabase, type TestDbState } from './setup/state'
 
 export type { App }
@@ -78,7 +79,7 @@ export interface BuildOptions {
 }
 
 /** The real app against a database of the test's own; closed at teardown. */
-export async function build (t: Test, options: BuildOptions = {}): Promise<App & { db: TestDatabase }> {
+export async function build (t: Test, options: BuildOptions = {}): Promise<App & { db: TestDatabase, checker: ResponseChecker }> {
   const db = await testDatabase(t, { timezone: options.timezone })
   const env = { ...(options.logs !== undefined ? { LOG_LEVEL: 'info' } : {}), ...options.env }
   const config = testConfig(t, db.url, env)
@@ -86,11 +87,17 @@ export async function build (t: Test, options: BuildOptions = {}): Promise<App &
   const logStream = logs === undefined
     ? undefined
     : new Writable({ write (chunk, _encoding, done) { logs.push(chunk.toString()); done() } })
-  const app = await buildApp(config, { logStream })
+  const checker = new ResponseChecker()
+  const app = await buildApp(config, { logStream, setup: app => checker.attach(app) })
   options.routes?.(app)
-  t.teardown(() => app.close())
+  t.teardown(async () => {
+    await app.close()
+    if (checker.mismatches.length > 0) {
+      throw new Error(`responses that do not match the OpenAPI document:\n${[...new Set(checker.mismatches)].join('\n')}`)
+    }
+  })
   await app.ready()
-  return Object.assign(app, { db })
+  return Object.assign(app, { db, checker })
 }
 
 export interface Pair {

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox'
+import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 
+/** The OpenAPI document, and a page to browse it that needs nothing from the internet. */
 const docs: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/api/openapi.json', {
     schema: {
@@ -11,6 +13,12 @@ const docs: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3 document' }) }
     }
   }, async () => fastify.swagger())
+
+  await fastify.register(swaggerUi, {
+    routePrefix: '/api/docs',
+    staticCSP: false,
+    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null, url: '/api/openapi.json' } as Record<string, unknown>
+  })
 }
 
 export default docs

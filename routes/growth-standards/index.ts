@@ -18,7 +18,7 @@ const growthStandards: FastifyPluginAsyncTypebox = async function (fastify) {
       querystring: GrowthStandardQuery,
       response: {
         200: Type.Ref('GrowthStandard'),
-        ...errorResponses(400),
+        ...errorResponses(400, 401, 403),
         503: Type.Ref('Error', { description: 'The WHO growth reference tables are not installed, or the database is unavailable' })
       }
     }
