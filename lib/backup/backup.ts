@@ -1,0 +1,118 @@
+import { createReadStream, createWriteStream } from 'node:fs'
+import { chmod, open, rename, rm } from 'node:fs/promises'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import tar from 'tar-stream'
+import type { Sql, Tx } from '../../plugins/db'
+import { addEntry, Digest, FORMAT, FORMAT_VERSION, MANIFEST, MANIFEST_SUM, sha256, tableEntry, type FileEntry, type Manifest, type TableEntry } from './archive'
+import { storedFiles, type FileRoots, type StoredFile } from './files'
+import { megabytes, plural, type Progress } from './progress'
+import { appliedMigrations, columnList, dataTables, quoteName, sequenceValues, type TableInfo } from './tables'
+
+export interface BackupOptions {
+  roots: FileRoots
+  serviceVersion: string
+  progress: Progress
+}
+
+/** The rows go through a spool file readable by its owner only, since a tar entry needs its size first. */
+async function backupTable (tx: Tx, pack: tar.Pack, table: TableInfo, spool: string): Promise<TableEntry> {
+  const digest = new Digest()
+  const rows = await tx.unsafe(`copy ${quoteName(table.name)} (${columnList(table)}) to stdout`).readable()
+  await pipeline(rows, digest, createWriteStream(spool, { mode: 0o600 }))
+  const entry = tableEntry(table.name)
+  await addEntry(pack, { name: entry, size: digest.bytes, mode: 0o600 }, createReadStream(spool))
+  return { name: table.name, entry, columns: table.columns, rows: digest.lines, bytes: digest.bytes, sha256: digest.sha256() }
+}
+
+/** A file is read through a handle opened once, so that it can be removed meanwhile without tearing the archive. */
+async function backupFile (pack: tar.Pack, stored: StoredFile): Promise<FileEntry | null> {
+  let handle
+  try {
+    handle = await open(stored.file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+  try {
+    const { size, mode, mtime } = await handle.stat()
+    const content = size === 0 ? Readable.from([]) : handle.createReadStream({ start: 0, end: size - 1, autoClose: false })
+    const digest = new Digest()
+    content.on('error', (error: Error) => digest.destroy(error))
+    await addEntry(pack, { name: stored.entry, size, mode: mode & 0o777, mtime }, content.pipe(digest))
+    return { entry: stored.entry, bytes: size, sha256: digest.sha256() }
+  } finally {
+    await handle.close()
+  }
+}
+
+async function backupFiles (pack: tar.Pack, files: StoredFile[], progress: Progress): Promise<FileEntry[]> {
+  const entries: FileEntry[] = []
+  let bytes = 0
+  for (const [index, stored] of files.entries()) {
+    const entry = await backupFile(pack, stored)
+    if (entry === null) progress.note(`${stored.entry} was removed while the backup ran; left out`)
+    else entries.push(entry)
+    bytes += entry?.bytes ?? 0
+    progress.tick(() => `files ${index + 1}/${files.length} (${megabytes(bytes)})`, index === files.length - 1)
+  }
+  return entries
+}
+
+/**
+ * Writes a backup to `out`: every table from one REPEATABLE READ snapshot,
+ * every stored file, then the manifest. The archive is written beside `out`
+ * and renamed into place once complete, readable by its owner only.
+ */
+export async function writeBackup (sql: Sql, out: string, { roots, serviceVersion, progress }: BackupOptions): Promise<Manifest> {
+  const partial = `${out}.partial`
+  const spool = `${out}.spool`
+  await rm(partial, { force: true })
+  await rm(spool, { force: true })
+  const pack = tar.pack()
+  const written = pipeline(pack as unknown as Readable, createWriteStream(partial, { mode: 0o600 }))
+  written.catch(() => {})
+  try {
+    const snapshot = await sql.begin('isolation level repeatable read read only', async tx => {
+      await tx`set local timezone = 'UTC'`
+      await tx`set local datestyle = 'ISO, YMD'`
+      const schemaVersion = await appliedMigrations(tx)
+      if (schemaVersion === null) throw new Error('the database has no schema yet: run the migrate command first')
+      const files = await storedFiles(roots)
+      const sequences = await sequenceValues(tx)
+      const tables: TableEntry[] = []
+      for (const table of await dataTables(tx)) {
+        tables.push(await backupTable(tx, pack, table, spool))
+        progress.note(`${table.name}: ${plural(tables[tables.length - 1].rows, 'row')}`)
+      }
+      return { schemaVersion, files, sequences, tables }
+    })
+    const files = await backupFiles(pack, snapshot.files, progress)
+    const manifest: Manifest = {
+      format: FORMAT,
+      formatVersion: FORMAT_VERSION,
+      serviceVersion,
+      createdAt: new Date().toISOString(),
+      schemaVersion: snapshot.schemaVersion,
+      tables: snapshot.tables,
+      sequences: snapshot.sequences,
+      files
+    }
+    const text = JSON.stringify(manifest, null, 2) + '\n'
+    pack.entry({ name: MANIFEST, mode: 0o600 }, text)
+    pack.entry({ name: MANIFEST_SUM, mode: 0o600 }, `${sha256(text)}\n`)
+    pack.finalize()
+    await written
+    const handle = await open(partial, 'r')
+    await handle.sync().finally(() => handle.close())
+    await chmod(partial, 0o600)
+    await rename(partial, out)
+    return manifest
+  } catch (error) {
+    pack.destroy(error as Error)
+    await rm(partial, { force: true })
+    throw error
+  } finally {
+    await rm(spool, { force: true })
+  }
+}

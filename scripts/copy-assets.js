@@ -1,0 +1,13 @@
+// Puts beside the compiled code what the built service reads at run time: the
+// migrations (sql/migrations.js finds them at ../migrations) and a package.json
+// that gives the version and keeps dist/ a CommonJS package.
+const { cpSync, rmSync, writeFileSync } = require('node:fs')
+const path = require('node:path')
+
+const root = path.join(__dirname, '..')
+const dist = path.join(root, 'dist')
+const { name, version } = require(path.join(root, 'package.json'))
+
+rmSync(path.join(dist, 'migrations'), { recursive: true, force: true })
+cpSync(path.join(root, 'migrations'), path.join(dist, 'migrations'), { recursive: true })
+writeFileSync(path.join(dist, 'package.json'), JSON.stringify({ name, version, private: true, type: 'commonjs' }, null, 2) + '\n')

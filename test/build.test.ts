@@ -1,0 +1,85 @@
+import t from 'tap'
+import { execFile, spawn } from 'node:child_process'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { TEST_ENV, testDatabase } from './helper'
+
+const ROOT = path.join(__dirname, '..')
+const run = promisify(execFile)
+
+function freePort (): Promise<number> {
+  return new Promise(resolve => {
+    const server = net.createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function health (port: number): Promise<{ status: number, body: any } | null> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/api/health`)
+    return { status: res.status, body: await res.json() }
+  } catch {
+    return null
+  }
+}
+
+t.setTimeout(300000)
+
+t.test('the built dist/ runs with production dependencies only and answers health', async t => {
+  await run('npm', ['run', 'build'], { cwd: ROOT })
+  for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'package.json']) {
+    t.ok(existsSync(path.join(ROOT, 'dist', file)), `npm run build made dist/${file}`)
+  }
+
+  // A copy of the built service beside a production install, as on a server.
+  const install = mkdtempSync(path.join(os.tmpdir(), 'child-health-install-'))
+  t.teardown(() => rmSync(install, { recursive: true, force: true }))
+  cpSync(path.join(ROOT, 'dist'), path.join(install, 'dist'), { recursive: true })
+  for (const file of ['package.json', 'package-lock.json']) cpSync(path.join(ROOT, file), path.join(install, file))
+  await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: install })
+  for (const dev of ['typescript', 'tsx', 'tap']) t.notOk(existsSync(path.join(install, 'node_modules', dev)), `${dev} is not installed`)
+
+  const db = await testDatabase(t, { empty: true })
+  const files = mkdtempSync(path.join(os.tmpdir(), 'child-health-files-'))
+  t.teardown(() => rmSync(files, { recursive: true, force: true }))
+  const port = await freePort()
+  const env = {
+    PATH: process.env.PATH ?? '',
+    ...TEST_ENV,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    PORT: String(port),
+    DATABASE_URL: db.url,
+    UPLOAD_DIR: path.join(files, 'uploads'),
+    AVATAR_DIR: path.join(files, 'avatars'),
+    GROWTH_DATA_DIR: path.join(files, 'growth'),
+    GROWTH_DATA_URL: 'http://127.0.0.1:9/'
+  }
+  const server = spawn(process.execPath, ['dist/server.js'], { cwd: install, env, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  server.stderr.on('data', chunk => { stderr += chunk })
+  const exited = new Promise<number | null>(resolve => server.on('exit', code => resolve(code)))
+  t.teardown(() => { server.kill('SIGKILL') })
+
+  const { stdout: waited } = await run(process.execPath, ['dist/scripts/wait-for-health.js'], { cwd: install, env, timeout: 60000 })
+  t.equal(waited, '', 'the readiness wait of the systemd unit returns once the service is up')
+  const answer = await health(port)
+  t.equal(answer?.status, 200, 'node dist/server.js answers GET /api/health')
+  t.equal(answer?.body.status, 'ok', 'with status ok')
+  t.equal(answer?.body.version, JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version, 'with the version of package.json')
+  const [{ count }] = await db.sql`select count(*)::int as count from migrations`
+  t.ok(count > 0, 'it applied the migrations shipped in dist/migrations to an empty database')
+
+  const { stdout } = await run(process.execPath, ['dist/cli.js', 'migrate'], { cwd: install, env })
+  t.equal(stdout.trim(), 'the database is up to date', 'node dist/cli.js runs from the same install')
+
+  server.kill('SIGTERM')
+  t.equal(await exited, 0, 'SIGTERM stops it cleanly')
+  t.equal(stderr, '', 'nothing went wrong on the way')
+})
