@@ -21,6 +21,9 @@ export function createSql (url: string, options: postgres.Options<{}> = {}): Sql
   return postgres(url, {
     max: 10,
     connect_timeout: 5,
+    // While the database is down, requests fail at once with a 503 instead of
+    // waiting through growing reconnection delays.
+    backoff: (retries: number) => Math.min(0.1 * retries, 0.5),
     idle_timeout: 60,
     onnotice: () => {},
     ...options,
