@@ -1,0 +1,105 @@
+import t from 'tap'
+import { createSigner } from 'fast-jwt'
+import { build, bearer, login, register, PASSWORD, TEST_ENV } from './helper'
+import { classify, concrete, fixture, multipartPayload, OWNER_ONLY, sample, tableCounts, type Fixture } from './route-samples'
+
+/**
+ * Every route the app registers, tried by every kind of caller. The list of
+ * routes comes from the app itself, so a new route is covered without anyone
+ * remembering: it only needs a sample request in route-samples.ts, or this test fails.
+ */
+
+type Persona = 'none' | 'expired' | 'otherSecret' | 'stranger' | 'admin' | 'viewer' | 'member' | 'owner'
+
+t.test('every route against every kind of caller', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open' } })
+  const admin = await register(app)
+  t.equal(admin.user.role, 'admin')
+  const owner = await register(app)
+  const member = await register(app)
+  const viewer = await register(app)
+  const stranger = await register(app)
+  const ids = { owner: owner.user.id, member: member.user.id, viewer: viewer.user.id }
+  const shared = await fixture(app, ids)
+
+  const claims = JSON.parse(Buffer.from(owner.accessToken.split('.')[1], 'base64url').toString())
+  const expired = createSigner({ key: TEST_ENV.JWT_SECRET, algorithm: 'HS256', expiresIn: 1000, clockTimestamp: Date.now() - 3600_000 })({ sub: claims.sub, sid: claims.sid, role: 'user', families: [] })
+  const otherSecret = createSigner({ key: TEST_ENV.JWT_REFRESH_SECRET, algorithm: 'HS256', expiresIn: 60000 })({ sub: claims.sub, sid: claims.sid, role: 'admin', families: [] })
+  const tokens: Record<Persona, string | null> = {
+    none: null, expired, otherSecret, stranger: stranger.accessToken, admin: admin.accessToken,
+    viewer: viewer.accessToken, member: member.accessToken, owner: owner.accessToken
+  }
+
+  const routes = [...new Set(app.checker.routes
+    .filter(route => !route.hidden && route.method !== 'HEAD' && route.method !== 'OPTIONS' && !route.path.includes('*'))
+    .map(route => `${route.method} ${route.path}`))]
+  const doc = app.swagger() as { paths: Record<string, Record<string, { security?: unknown[] }>> }
+  const protectedRoutes = routes.filter(route => {
+    const [method, url] = route.split(' ')
+    return (doc.paths[url]?.[method.toLowerCase()]?.security ?? []).length > 0
+  })
+  t.ok(protectedRoutes.length >= 60, `${protectedRoutes.length} protected routes`)
+  const missing = protectedRoutes.filter(route => sample(route, shared) === undefined)
+  t.same(missing, [], 'every protected route has a sample request in this test')
+
+  async function send (route: string, persona: Persona, f: Fixture) {
+    const [method] = route.split(' ')
+    const s = sample(route, f) ?? {}
+    const url = concrete(route, f) + (s.query === undefined ? '' : `?${s.query}`)
+    const token = tokens[persona]
+    const headers: Record<string, string> = token === null ? {} : bearer(token)
+    if (s.multipart === true) {
+      const { payload, headers: extraHeaders } = await multipartPayload()
+      return app.inject({ method: method as 'POST', url, headers: { ...headers, ...extraHeaders }, payload })
+    }
+    return app.inject({ method: method as 'GET', url, headers, ...(s.body === undefined ? {} : { payload: s.body }) })
+  }
+
+  let checked = 0
+  const before = await tableCounts(app)
+  for (const route of protectedRoutes) {
+    const category = classify(route)
+    const write = !route.startsWith('GET ')
+    const refused: Array<[Persona, number]> = [['none', 401], ['expired', 401], ['otherSecret', 401]]
+    if (category === 'admin') refused.push(['stranger', 403], ['viewer', 403], ['member', 403], ['owner', 403])
+    if (category === 'family') {
+      refused.push(['stranger', 403], ['admin', 403])
+      if (write) refused.push(['viewer', 403])
+      if (OWNER_ONLY.includes(route)) refused.push(['viewer', 403], ['member', 403])
+    }
+    for (const [persona, status] of refused) {
+      const res = await send(route, persona, shared)
+      t.equal(res.statusCode, status, `${persona}: ${route}`)
+      if (status === 401) t.equal(res.json().code, persona === 'expired' ? 'TOKEN_EXPIRED' : 'UNAUTHORIZED')
+      if (status === 403) t.same(res.json(), { error: 'Access denied', code: 'FORBIDDEN', details: {} }, `${persona}: ${route}: the error body`)
+      t.notOk(res.body.includes(shared.marker), `${persona}: ${route}: no data of the family`)
+      checked += 1
+    }
+  }
+  t.equal(await tableCounts(app), before, 'no refused request changed anything')
+
+  const freshUsers = ids
+  for (const route of protectedRoutes) {
+    const category = classify(route)
+    const write = !route.startsWith('GET ')
+    const allowed: Persona[] = category === 'admin'
+      ? ['admin']
+      : category === 'own'
+        ? ['stranger', 'viewer', 'owner']
+        : OWNER_ONLY.includes(route) ? ['owner'] : write ? ['member', 'owner'] : ['viewer', 'member', 'owner']
+    for (const persona of allowed) {
+      const f = await fixture(app, freshUsers)
+      const res = await send(route, persona, f)
+      t.ok(res.statusCode < 500 && res.statusCode !== 401 && res.statusCode !== 403, `${persona} may: ${route} (${res.statusCode} ${res.statusCode >= 400 ? res.body.slice(0, 120) : ''})`)
+      if (category === 'own' && persona === 'stranger') {
+        t.notOk(res.body.includes(f.marker), `stranger: ${route}: no data of another family`)
+      }
+      checked += 1
+      if (route === 'POST /api/auth/logout' || route.startsWith('DELETE /api/me/sessions') || route === 'POST /api/me/password') {
+        const again = await login(app, (persona === 'stranger' ? stranger : persona === 'viewer' ? viewer : owner).user.email, PASSWORD)
+        tokens[persona] = again.accessToken
+      }
+    }
+  }
+  t.ok(checked > 400, `${protectedRoutes.length} routes × personas: ${checked} requests checked`)
+})

@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import sharp from 'sharp'
+import { PASSWORD, type App } from './helper'
+
+/**
+ * A family with every kind of data, and a sample request for every protected
+ * route aimed at it: shared by the access matrix and the fuzzing.
+ */
+export interface Fixture {
+  familyId: number
+  childId: number
+  measurementId: number
+  visitId: number
+  medicalEventId: number
+  illnessId: number
+  attachmentId: number
+  inviteId: number
+  /** A member of the family made for this fixture, for routes that act on a user. */
+  extraUserId: number
+  /** A user in no family of the fixture. */
+  outsiderUserId: number
+  marker: string
+}
+
+export interface Sample {
+  query?: string
+  body?: Record<string, unknown>
+  multipart?: boolean
+}
+
+const MARKER = 'family-secret-'
+
+/** A request that a route accepts from a caller allowed to make it. */
+export function sample (route: string, f: Fixture): Sample | undefined {
+  const samples: Record<string, Sample> = {
+    'GET /api/children': { query: `familyId=${f.familyId}` },
+    'POST /api/children': { body: { name: 'New', dateOfBirth: '2021-01-01', sex: 'male', familyId: f.familyId } },
+    'PUT /api/children/{id}': { body: { name: 'Renamed', dateOfBirth: '2020-01-01', sex: 'female' } },
+    'POST /api/children/{id}/avatar': { multipart: true },
+    'POST /api/children/{childId}/attachments': { multipart: true },
+    'GET /api/children/{childId}/export': { query: 'format=json' },
+    'GET /api/growth-standards/{indicator}': { query: 'sex=female&from=0&to=10' },
+    'POST /api/families/{id}/invites': { body: { email: `new-${randomBytes(3).toString('hex')}@example.org`, role: 'member' } },
+    'PATCH /api/families/{id}': { body: { name: 'Renamed family' } },
+    'PATCH /api/families/{id}/members/{userId}': { body: { role: 'viewer' } },
+    'POST /api/children/{childId}/measurements': { body: { measuredAt: '2022-01-01', weightKg: 9 } },
+    'POST /api/measurements': { body: { childId: f.childId, measuredAt: '2022-01-01', weightKg: 9 } },
+    'PUT /api/measurements/{id}': { body: { measuredAt: '2022-01-02', weightKg: 9.5 } },
+    'GET /api/measurements': { query: `childId=${f.childId}` },
+    'POST /api/children/{childId}/visits': { body: { date: '2022-01-01', type: 'sick' } },
+    'POST /api/visits': { body: { childId: f.childId, date: '2022-01-01', type: 'sick' } },
+    'PUT /api/visits/{id}': { body: { date: '2022-01-02', type: 'dental' } },
+    'GET /api/visits': { query: `childId=${f.childId}` },
+    'POST /api/children/{childId}/medical-events': { body: { date: '2022-01-01', type: 'vaccine', name: 'MMR' } },
+    'POST /api/medical-events': { body: { childId: f.childId, date: '2022-01-01', type: 'vaccine', name: 'MMR' } },
+    'PUT /api/medical-events/{id}': { body: { date: '2022-01-02', type: 'medication', name: 'Syrup' } },
+    'GET /api/medical-events': { query: `childId=${f.childId}` },
+    'POST /api/children/{childId}/illnesses': { body: { startDate: '2022-01-01' } },
+    'POST /api/illnesses': { body: { childId: f.childId, startDate: '2022-01-01' } },
+    'PUT /api/illnesses/{id}': { body: { startDate: '2022-01-02', diagnosis: 'Cold' } },
+    'GET /api/illnesses': { query: `childId=${f.childId}` },
+    'POST /api/auth/logout': { body: {} },
+    'POST /api/invites/accept': { body: { token: 'not-a-token' } },
+    'PATCH /api/me': { body: { name: 'Same Name' } },
+    'POST /api/me/password': { body: { currentPassword: PASSWORD, newPassword: PASSWORD } },
+    'POST /api/families': { body: { name: 'Another family' } },
+    'POST /api/admin/users': { body: { email: `made-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD, name: 'Made' } },
+    'PATCH /api/admin/users/{id}': { body: { name: 'Renamed user' } },
+    'POST /api/admin/users/{id}/password': { body: { newPassword: PASSWORD } },
+    'POST /api/admin/families/{id}/members': { body: { userId: f.outsiderUserId, role: 'member' } }
+  }
+  if (samples[route] !== undefined) return samples[route]
+  if (/^(GET|DELETE) /.test(route)) return {}
+  return undefined
+}
+
+/** Routes that only an owner of the family may use. */
+export const OWNER_ONLY = [
+  'PATCH /api/families/{id}', 'DELETE /api/families/{id}', 'PATCH /api/families/{id}/members/{userId}',
+  'DELETE /api/families/{id}/members/{userId}', 'GET /api/families/{id}/invites', 'POST /api/families/{id}/invites',
+  'DELETE /api/families/{id}/invites/{inviteId}', 'GET /api/families/{id}/export'
+]
+
+/** Routes of any signed-in user, about the caller's own account or open to all. */
+const OWN = /^(GET|PATCH|POST|DELETE) \/api\/(me|me\/.*|auth\/logout|invites\/accept|growth-standards\/\{indicator\})$|^(GET|POST) \/api\/families$/
+
+export function classify (route: string): 'admin' | 'own' | 'family' {
+  if (route.includes(' /api/admin/')) return 'admin'
+  if (OWN.test(route)) return 'own'
+  return 'family'
+}
+
+export function concrete (route: string, f: Fixture): string {
+  const [, url] = route.split(' ')
+  if (url.startsWith('/api/admin/users/')) return url.replace('{id}', String(f.extraUserId))
+  const kind = url.split('/')[2]
+  const ids: Record<string, number> = {
+    families: f.familyId, children: f.childId, measurements: f.measurementId, visits: f.visitId,
+    'medical-events': f.medicalEventId, illnesses: f.illnessId, attachments: f.attachmentId
+  }
+  return url
+    .replace('{id}', String(ids[kind] ?? f.familyId))
+    .replace('{childId}', String(f.childId))
+    .replace('{userId}', String(f.extraUserId))
+    .replace('{inviteId}', String(f.inviteId))
+    .replace('{indicator}', 'weight-for-age')
+}
+
+export async function multipartPayload (): Promise<{ payload: Buffer, headers: Record<string, string> }> {
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#3a6' } }).png().toBuffer()
+  const boundary = `----matrix${randomBytes(8).toString('hex')}`
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.png"\r\nContent-Type: image/png\r\n\r\n`),
+    png,
+    Buffer.from(`\r\n--${boundary}--\r\n`)
+  ])
+  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+}
+
+/** A family with a child, one record of each kind, a file, an invite and its members, written with SQL. */
+export async function fixture (app: App, users: Record<'owner' | 'member' | 'viewer', number>): Promise<Fixture> {
+  const sql = app.sql
+  const marker = MARKER + randomBytes(4).toString('hex')
+  const [family] = await sql`insert into families (name) values (${'Family ' + marker}) returning id`
+  const made = await sql`
+    insert into users (email, name, password_hash)
+    select ${marker + '-extra@example.org'}, 'Extra', password_hash from users where id = ${users.owner}
+    union all
+    select ${marker + '-outsider@example.org'}, 'Outsider', password_hash from users where id = ${users.owner}
+    returning id
+  `
+  const [extra, outsider] = made.map(row => row.id as number)
+  for (const [role, userId] of [['owner', users.owner], ['member', users.member], ['viewer', users.viewer], ['member', extra]] as const) {
+    await sql`insert into family_members (family_id, user_id, role) values (${family.id}, ${userId}, ${role})`
+  }
+  const [child] = await sql`insert into children (family_id, name, date_of_birth, sex) values (${family.id}, ${'Child ' + marker}, '2020-01-01', 'female') returning id`
+  const [visit] = await sql`insert into visits (child_id, date, type, notes) values (${child.id}, '2021-01-01', 'wellness', ${marker}) returning id`
+  const [measurement] = await sql`insert into measurements (child_id, measured_at, weight_kg, notes) values (${child.id}, '2021-01-01', 10, ${marker}) returning id`
+  const [event] = await sql`insert into medical_events (child_id, date, type, name) values (${child.id}, '2021-01-01', 'vaccine', ${marker}) returning id`
+  const [illness] = await sql`insert into illnesses (child_id, start_date, diagnosis) values (${child.id}, '2021-01-01', ${marker}) returning id`
+  const stored = randomBytes(16).toString('hex') + '.png'
+  mkdirSync(app.config.uploadDir, { recursive: true })
+  writeFileSync(path.join(app.config.uploadDir, stored), await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).png().toBuffer())
+  const [attachment] = await sql`
+    insert into attachments (child_id, file_name, stored_name, content_type, size_bytes)
+    values (${child.id}, ${marker + '.png'}, ${stored}, 'image/png', 70) returning id
+  `
+  const [invite] = await sql`
+    insert into invites (family_id, email, role, token_hash, expires_at)
+    values (${family.id}, ${marker + '@example.org'}, 'member', ${randomBytes(32).toString('hex')}, now() + interval '7 days') returning id
+  `
+  return {
+    familyId: family.id, childId: child.id, measurementId: measurement.id, visitId: visit.id, medicalEventId: event.id,
+    illnessId: illness.id, attachmentId: attachment.id, inviteId: invite.id, extraUserId: extra, outsiderUserId: outsider, marker
+  }
+}
+
+export async function tableCounts (app: App): Promise<string> {
+  const [row] = await app.sql`
+    select (select count(*) from families) f, (select count(*) from family_members) fm, (select count(*) from children) c,
+           (select count(*) from measurements) m, (select count(*) from visits) v, (select count(*) from medical_events) e,
+           (select count(*) from illnesses) i, (select count(*) from attachments) a, (select count(*) from invites where revoked_at is null) inv,
+           (select count(*) from users) u, (select string_agg(name, ',' order by id) from children) names,
+           (select string_agg(name || role, ',' order by id) from users) accounts
+  `
+  return JSON.stringify(row)
+}
+
