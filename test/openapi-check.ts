@@ -16,7 +16,8 @@ export function openApiPath (url: string): string {
 
 /**
  * Watches an app: the routes it registers, and every response it sends,
- * checked against the OpenAPI document's schema for that route and status.
+ * checked against the OpenAPI document's schema for that route and status,
+ * for the security headers, and for stack traces in error bodies.
  */
 export class ResponseChecker {
   readonly routes: RegisteredRoute[] = []
@@ -34,6 +35,13 @@ export class ResponseChecker {
     })
     app.addHook('onSend', async (request, reply, payload) => {
       const url = request.routeOptions.url
+      const where = `${request.method} ${url ?? request.url}`
+      for (const header of ['x-content-type-options', 'x-frame-options', 'x-request-id', 'content-security-policy']) {
+        if (reply.getHeader(header) === undefined) this.mismatches.push(`${where}: no ${header} header`)
+      }
+      if (reply.statusCode >= 400 && typeof payload === 'string' && /\n\s+at .+:\d+:\d+/.test(payload)) {
+        this.mismatches.push(`${where}: a stack trace in an error body`)
+      }
       if (url?.startsWith('/api/test/') === true) return payload
       this.check(app, request.method, url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), payload)
       return payload

@@ -1,0 +1,130 @@
+import type autocannon from 'autocannon'
+import { emailOf, inBatches, login } from './accounts'
+import type { Load } from './load'
+import type { SeededChild } from './seed'
+import { settings } from './settings'
+
+type Request = autocannon.Request
+
+export interface World {
+  serviceUrl: string
+  children: SeededChild[]
+  /** An access token of each family's owner, by user id. */
+  tokens: Map<number, string>
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+function bearer (world: World, child: SeededChild): Record<string, string> {
+  return { authorization: `Bearer ${world.tokens.get(child.userId) as string}` }
+}
+
+/** Every child in turn, each connection starting elsewhere, so the load spreads over all families. */
+function everyChild (world: World, connection: number, build: (child: SeededChild) => Request): Request[] {
+  const { children } = world
+  const start = (connection * 7) % children.length
+  return children.map((_, index) => build(children[(start + index) % children.length]))
+}
+
+export function measurementsPath (childId: number): string {
+  return `/api/children/${childId}/measurements?limit=${settings.listLimit}`
+}
+
+/** The measurements list; the read floors answer the same requests. */
+export function listMeasurements (world: World, url = world.serviceUrl, connections = settings.connections): Load {
+  return {
+    url,
+    connections,
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'GET', path: measurementsPath(child.id), headers: bearer(world, child)
+    }))
+  }
+}
+
+export function readChild (world: World): Load {
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'GET', path: `/api/children/${child.id}`, headers: bearer(world, child)
+    }))
+  }
+}
+
+export function listVisits (world: World): Load {
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'GET', path: `/api/children/${child.id}/visits?type=wellness&sort=-date`, headers: bearer(world, child)
+    }))
+  }
+}
+
+export function growth (world: World): Load {
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'GET', path: `/api/children/${child.id}/growth`, headers: bearer(world, child)
+    }))
+  }
+}
+
+/** Today, in UTC: within every child's life and not in the future for the service. */
+function today (): string {
+  return new Date().toISOString().slice(0, 10)
+}
+
+/** A new measurement; the write floor answers the same requests. */
+export function createMeasurement (world: World, url = world.serviceUrl): Load {
+  const body = JSON.stringify({ measuredAt: today(), heightCm: 121.4, weightKg: 23.35, notes: 'Measured at home' })
+  return {
+    url,
+    connections: settings.connections,
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'POST', path: `/api/children/${child.id}/measurements`, headers: { ...bearer(world, child), ...JSON_TYPE }, body
+    }))
+  }
+}
+
+/** Logging in, each connection as another parent. */
+export function logIn (world: World, connections = settings.connections): Load {
+  return {
+    url: world.serviceUrl,
+    connections,
+    requests: connection => [{
+      method: 'POST',
+      path: '/api/auth/login',
+      headers: JSON_TYPE,
+      body: JSON.stringify({ email: emailOf(connection % settings.families), password: settings.password })
+    }]
+  }
+}
+
+/**
+ * Refreshing tokens: each connection has a session of its own, opened by a
+ * login before the run, and sends the refresh token of the pair it got last.
+ * A refresh cut off at the end of a run may have rotated its token unseen, so
+ * every run starts from new sessions.
+ */
+export function refreshTokens (world: World): Load {
+  let sessions: string[] = []
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    prepare: async () => {
+      const pairs = await inBatches(settings.connections, 4, connection => login(world.serviceUrl, emailOf(connection % settings.families)))
+      sessions = pairs.map(pair => pair.refreshToken)
+    },
+    requests: connection => [{
+      method: 'POST',
+      path: '/api/auth/refresh',
+      headers: JSON_TYPE,
+      setupRequest: request => ({ ...request, body: JSON.stringify({ refreshToken: sessions[connection] }) }),
+      onResponse: (status, body) => {
+        if (status === 200) sessions[connection] = (JSON.parse(body) as { refreshToken: string }).refreshToken
+      }
+    }]
+  }
+}

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { settings } from './settings'
+import { startProcess, waitForHttp } from './processes'
+
+export const ROOT = path.join(__dirname, '..', '..')
+const SHARED_GROWTH = path.join(ROOT, '..', 'shared', 'growth')
+
+export interface Service {
+  url: string
+  growthTables: boolean
+}
+
+function freePort (): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** Only what the child needs: nothing of the caller's configuration leaks into the service. */
+export function baseEnv (): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ']) {
+    const value = process.env[name]
+    if (value !== undefined) env[name] = value
+  }
+  return env
+}
+
+/**
+ * The built service (`dist/server.js`) in production mode against the run's
+ * database. BENCH_FROM_SOURCE=1 runs server.ts through tsx instead, for when
+ * the build is broken.
+ */
+export async function startService (databaseUrl: string, dir: string): Promise<Service> {
+  const port = await freePort()
+  const growthTables = existsSync(SHARED_GROWTH)
+  const dataDir = path.join(dir, 'service')
+  for (const sub of ['uploads', 'avatars', 'growth']) mkdirSync(path.join(dataDir, sub), { recursive: true })
+  const env = {
+    ...baseEnv(),
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    UPLOAD_DIR: path.join(dataDir, 'uploads'),
+    AVATAR_DIR: path.join(dataDir, 'avatars'),
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    JWT_REFRESH_SECRET: randomBytes(48).toString('base64url'),
+    AUTH_RATE_LIMIT_MAX: '1000000',
+    BCRYPT_COST: String(settings.bcryptCost),
+    REGISTRATION: 'open',
+    ACCESS_TOKEN_TTL: '3600',
+    // Without the WHO tables beside the project, a download would be tried:
+    // it is pointed at a closed local port so the run stays on loopback.
+    GROWTH_DATA_DIR: growthTables ? SHARED_GROWTH : path.join(dataDir, 'growth'),
+    ...(growthTables ? {} : { GROWTH_DATA_URL: 'http://127.0.0.1:9/' })
+  }
+  const args = process.env.BENCH_FROM_SOURCE === '1' ? ['--import', 'tsx', 'server.ts'] : ['dist/server.js']
+  const service = startProcess('the service', args, env, ROOT)
+  const url = `http://127.0.0.1:${port}`
+  await waitForHttp(service, `${url}/api/health`)
+  return { url, growthTables }
+}

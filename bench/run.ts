@@ -1,0 +1,164 @@
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { registerParents } from './lib/accounts'
+import { cleanup } from './lib/cleanup'
+import { startDatabase } from './lib/database'
+import { startFloors, type Floors } from './lib/floors'
+import { fire, measure, type Figures, type Load } from './lib/load'
+import { machine, ratios, RESULTS_FILE, table, targetLines, targets, writeResults, type Row } from './lib/report'
+import {
+  createMeasurement, growth, listMeasurements, listVisits, logIn, measurementsPath, readChild, refreshTokens, type World
+} from './lib/scenarios'
+import { seed } from './lib/seed'
+import { startService } from './lib/service'
+import { settings } from './lib/settings'
+
+/**
+ * The benchmark: the built service and three floors against one embedded
+ * PostgreSQL, each scenario driven by autocannon, every ratio measured on the
+ * same machine in the same run.
+ */
+
+const rows: Row[] = []
+const notes: string[] = []
+
+async function call (url: string, init: RequestInit = {}): Promise<{ status: number, text: string }> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) })
+  return { status: res.status, text: await res.text() }
+}
+
+function expectStatus (what: string, answer: { status: number, text: string }, status: number): void {
+  if (answer.status !== status) throw new Error(`${what} answered ${answer.status} instead of ${status}: ${answer.text.slice(0, 300)}`)
+}
+
+async function record (key: string, scenario: string, load: Load): Promise<void> {
+  process.stdout.write(`  ${scenario} ... `)
+  const figures = await measure(load)
+  rows.push({ key, scenario, figures })
+  process.stdout.write(`${figures.requestsPerSecond} req/s, p99 ${figures.p99Ms} ms\n`)
+}
+
+/** Right after the list alone, the list again while 8 connections log in. */
+async function underLoginLoad (world: World): Promise<void> {
+  const login = fire(logIn(world, settings.loginLoadConnections), settings.warmupSeconds + settings.durationSeconds + 60)
+  let list: Figures
+  try {
+    await fire(listMeasurements(world), settings.warmupSeconds).done
+    process.stdout.write('  measurements list, 8 login connections alongside ... ')
+    list = await fire(listMeasurements(world), settings.durationSeconds).done
+  } finally {
+    login.stop()
+  }
+  const logins = await login.done
+  process.stdout.write(`${list.requestsPerSecond} req/s, p99 ${list.p99Ms} ms\n`)
+  rows.push({ key: 'measurementsUnderLogin', scenario: 'measurements list, 8 login connections alongside', figures: list })
+  rows.push({ key: 'loginAlongside', scenario: '  the 8 login connections alongside', figures: logins })
+}
+
+/** The floors answer byte for byte what the service answers for the same child. */
+async function checkFloors (world: World, floors: Floors, payload: string): Promise<void> {
+  const child = world.children[0]
+  const headers = { authorization: `Bearer ${world.tokens.get(child.userId) as string}` }
+  for (const [name, url] of [['in-memory floor', floors.memory], ['database read floor', floors.read]]) {
+    const answer = await call(url + measurementsPath(child.id), { headers })
+    expectStatus(`the ${name}`, answer, 200)
+    if (answer.text !== payload) throw new Error(`the ${name} does not answer the service's measurements payload byte for byte`)
+  }
+}
+
+async function checkService (world: World): Promise<string> {
+  const child = world.children[0]
+  const headers = { authorization: `Bearer ${world.tokens.get(child.userId) as string}` }
+  const list = await call(world.serviceUrl + measurementsPath(child.id), { headers })
+  expectStatus('the measurements list', list, 200)
+  const parsed = JSON.parse(list.text) as { data: unknown[], meta: { total: number } }
+  if (parsed.data.length !== settings.listLimit || parsed.meta.total !== settings.measurementsPerChild) {
+    throw new Error(`the measurements list answered ${parsed.data.length} of ${parsed.meta.total} rows, not ${settings.listLimit} of ${settings.measurementsPerChild}`)
+  }
+  expectStatus('reading a child', await call(`${world.serviceUrl}/api/children/${child.id}`, { headers }), 200)
+  const visits = await call(`${world.serviceUrl}/api/children/${child.id}/visits?type=wellness&sort=-date`, { headers })
+  expectStatus('the visits list', visits, 200)
+  return list.text
+}
+
+async function growthAvailable (world: World): Promise<boolean> {
+  const child = world.children[0]
+  const answer = await call(`${world.serviceUrl}/api/children/${child.id}/growth`, {
+    headers: { authorization: `Bearer ${world.tokens.get(child.userId) as string}` }
+  })
+  if (answer.status === 503) return false
+  expectStatus('the growth route', answer, 200)
+  return true
+}
+
+async function main (): Promise<void> {
+  const started = Date.now()
+  const m = machine()
+  console.log(`Benchmark on ${m.cpus} CPUs (${m.cpuModel}), Node ${m.node}`)
+  console.log(`${settings.connections} connections, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s per scenario; BCRYPT_COST=${settings.bcryptCost} for logins (the service's default is 12)`)
+
+  console.log('Starting PostgreSQL, the built service and the floors, and seeding the data ...')
+  const db = await startDatabase()
+  const service = await startService(db.url, db.dir)
+  const pairs = await registerParents(service.url)
+  const { children, counts } = await seed(db.url)
+  const world: World = { serviceUrl: service.url, children, tokens: new Map(pairs.map(pair => [pair.user.id, pair.accessToken])) }
+  console.log(`Data: ${Object.entries(counts).map(([name, count]) => `${count} ${name}`).join(', ')}`)
+
+  const payload = await checkService(world)
+  const payloadFile = path.join(db.dir, 'measurements.json')
+  writeFileSync(payloadFile, payload)
+  const floors = await startFloors(db.url, payloadFile)
+  await checkFloors(world, floors, payload)
+  const withGrowth = service.growthTables && await growthAvailable(world)
+  if (!withGrowth) notes.push('growth scenario skipped: the service has no WHO reference tables (../shared/growth)')
+
+  console.log('Running:')
+  const steps: Array<() => Promise<void>> = [
+    () => record('measurements', 'measurements list (100 rows)', listMeasurements(world)),
+    () => underLoginLoad(world),
+    () => record('memoryFloor', 'in-memory floor: same payload, same schema', listMeasurements(world, floors.memory)),
+    () => record('readFloor', 'database read floor: same select', listMeasurements(world, floors.read)),
+    () => record('child', 'read one child', readChild(world)),
+    () => record('visits', 'visits, type filter and sort', listVisits(world)),
+    ...(withGrowth ? [() => record('growth', 'growth of a child (200 measurements)', growth(world))] : []),
+    () => record('create', 'create a measurement', createMeasurement(world)),
+    () => record('writeFloor', 'database write floor: same insert', createMeasurement(world, floors.write)),
+    () => record('refresh', 'refresh tokens (chained per connection)', refreshTokens(world)),
+    () => record('login', 'log in', logIn(world))
+  ]
+  for (const step of steps) await step()
+
+  const byKey = new Map(rows.map(row => [row.key, row.figures]))
+  const r = ratios(byKey)
+  const t = targets(r, rows)
+  console.log(`\n${table(rows)}\n`)
+  console.log('Ratios (req/s unless said):')
+  console.log(`  measurements list / database read floor  ${r.listToReadFloor}`)
+  console.log(`  measurements list / in-memory floor      ${r.listToMemoryFloor}`)
+  console.log(`  create / database write floor            ${r.createToWriteFloor}`)
+  console.log(`  list p99 with login load / alone         ${r.p99UnderLoginLoad}`)
+  console.log(`\nIssue 10 targets:\n${targetLines(t)}`)
+  for (const note of notes) console.log(`Note: ${note}`)
+  writeResults(RESULTS_FILE, { counts, rows, ratios: r, targets: t, notes })
+  console.log(`\nWritten to ${path.relative(process.cwd(), RESULTS_FILE)} in ${Math.round((Date.now() - started) / 1000)} s`)
+}
+
+let interrupted = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return
+    interrupted = true
+    process.stderr.write(`\n${signal}: stopping the service, the floors and PostgreSQL\n`)
+    cleanup().finally(() => process.exit(130))
+  })
+}
+
+main().then(async () => {
+  await cleanup()
+  process.exit(0)
+}, async error => {
+  process.stderr.write(`\nThe benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`)
+  await cleanup()
+  process.exit(1)
+})
