@@ -13,6 +13,8 @@ export const MAX_PASSWORD_BYTES = 72
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads')
 const bcrypt = require(workerData.bcrypt)
+// On Linux the nice value is per thread: hashing yields the CPU to requests.
+try { require('node:os').setPriority(10) } catch {}
 parentPort.on('message', ({ id, op, password, hash, cost }) => {
   try {
     const result = op === 'hash' ? bcrypt.hashSync(password, cost) : bcrypt.compareSync(password, hash)
