@@ -29,6 +29,7 @@ import childGrowth from './routes/growth'
 import health from './routes/health'
 import docs from './routes/docs'
 import growthStandards from './routes/growth-standards'
+import exportRoutes from './routes/export'
 
 export interface AppOptions {
   db?: DbOptions
@@ -112,6 +113,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(attachments)
     await api.register(avatars)
     await api.register(childGrowth)
+    await api.register(exportRoutes)
   })
 
   return app

@@ -1,0 +1,198 @@
+/**
+ * The family export under load: a family of 5 children with 500 records each
+ * and their attachment files, exported as a ZIP over real HTTP. Each scenario
+ * runs in a process of its own, so that its peak memory is its own: one with
+ * 50 MB of files and one with 5 MB, to show memory does not follow the files.
+ *
+ *   npm run bench:export
+ *   BENCH_FILES_MB=50,5,500 npm run bench:export   (other sizes)
+ *
+ * Uses DATABASE_URL's server when set (in a scratch database, dropped at the
+ * end), otherwise an embedded PostgreSQL in a temporary directory.
+ */
+import { execFileSync } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { buildApp, type App } from '../app'
+import { startEmbeddedDatabase } from '../lib/embedded-db'
+import { loadConfig } from '../plugins/config'
+import { createSql } from '../plugins/db'
+
+const CHILDREN = 5
+const RECORDS_PER_KIND = 125
+const FILES_PER_CHILD = 10
+const RUNS = 5
+const MB = 1024 * 1024
+
+interface Result {
+  filesMb: number
+  archiveBytes: number
+  seconds: number[]
+  baselineRssMb: number
+  peakRssMb: number
+  peakHeapMb: number
+}
+
+const quiet = { info: () => {}, debug: () => {}, warn: (message: string) => console.error(message) }
+
+function withDatabase (url: string, name: string): string {
+  const target = new URL(url)
+  target.pathname = `/${name}`
+  return target.toString()
+}
+
+async function request (origin: string, method: string, url: string, token: string | null, body?: unknown): Promise<any> {
+  const res = await fetch(`${origin}${url}`, {
+    method,
+    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${await res.text()}`)
+  return res.json()
+}
+
+/** Five children, 500 records each, and `filesMb` of attachment files spread over them. */
+async function seed (app: App, origin: string, filesMb: number): Promise<{ token: string, familyId: number }> {
+  const pair = await request(origin, 'POST', '/api/auth/register', null, { email: 'bench@example.org', password: 'bench password 1', name: 'Bench' })
+  const token = pair.accessToken as string
+  const familyId = (await request(origin, 'GET', '/api/me', token)).families[0].id as number
+  const fileBytes = Math.round(filesMb * MB / (CHILDREN * FILES_PER_CHILD))
+  const note = 'Seen at the clinic; all well. '.repeat(8)
+  mkdirSync(app.config.uploadDir, { recursive: true })
+  for (let c = 0; c < CHILDREN; c++) {
+    const child = await request(origin, 'POST', '/api/children', token, { name: `Child ${c + 1}`, dateOfBirth: '2019-01-01', sex: c % 2 === 0 ? 'female' : 'male' })
+    const sql = app.sql
+    await sql`insert into visits (child_id, date, type, provider, notes) select ${child.id}, date '2019-01-01' + i * 7, 'wellness', 'Dr. Osei', ${note} from generate_series(1, ${RECORDS_PER_KIND}) i`
+    await sql`insert into measurements (child_id, measured_at, height_cm, weight_kg, head_circumference_cm, notes) select ${child.id}, date '2019-01-01' + i * 7, 50 + i * 0.4, 3.5 + i * 0.1, 35 + i * 0.05, ${note} from generate_series(1, ${RECORDS_PER_KIND}) i`
+    await sql`insert into medical_events (child_id, date, type, name, description) select ${child.id}, date '2019-01-01' + i * 7, (array['vaccine', 'procedure', 'medication'])[1 + i % 3], 'MMR', ${note} from generate_series(1, ${RECORDS_PER_KIND}) i`
+    await sql`insert into illnesses (child_id, start_date, end_date, diagnosis, temperature_c, notes) select ${child.id}, date '2019-01-01' + i * 7, date '2019-01-03' + i * 7, 'Cold', 38.5, ${note} from generate_series(1, ${RECORDS_PER_KIND}) i`
+    for (let f = 0; f < FILES_PER_CHILD; f++) {
+      const storedName = `${randomBytes(16).toString('hex')}.pdf`
+      writeFileSync(path.join(app.config.uploadDir, storedName), randomBytes(fileBytes))
+      await sql`
+        insert into attachments (child_id, file_name, stored_name, content_type, size_bytes)
+        values (${child.id}, ${`scan ${f + 1}.pdf`}, ${storedName}, 'application/pdf', ${fileBytes})
+      `
+    }
+  }
+  return { token, familyId }
+}
+
+/** Downloads the archive, hashing it as it arrives; answers its size. */
+function download (origin: string, url: string, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get(`${origin}${url}`, { headers: { authorization: `Bearer ${token}` } }, res => {
+      if (res.statusCode !== 200) return reject(new Error(`export answered ${res.statusCode}`))
+      const hash = createHash('sha256')
+      let size = 0
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length
+        hash.update(chunk)
+      })
+      res.on('end', () => resolve(size))
+      res.on('error', reject)
+    }).on('error', reject)
+  })
+}
+
+/** One scenario, in this process: its own database, app, seed and exports. */
+async function scenario (serverUrl: string, filesMb: number): Promise<Result> {
+  const name = `bench_export_${randomBytes(4).toString('hex')}`
+  const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
+  await admin.unsafe(`create database ${name}`)
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-'))
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    DATABASE_URL: withDatabase(serverUrl, name),
+    REGISTRATION: 'open',
+    BCRYPT_COST: '10',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    JWT_REFRESH_SECRET: randomBytes(32).toString('hex'),
+    GROWTH_DATA_DIR: path.join(__dirname, '..', '..', 'shared', 'growth')
+  })
+  const app = await buildApp(config)
+  try {
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+    const { token, familyId } = await seed(app, origin, filesMb)
+    await app.growth.loading
+
+    const baseline = process.memoryUsage().rss
+    let peakRss = baseline
+    let peakHeap = process.memoryUsage().heapUsed
+    const sampler = setInterval(() => {
+      const usage = process.memoryUsage()
+      peakRss = Math.max(peakRss, usage.rss)
+      peakHeap = Math.max(peakHeap, usage.heapUsed)
+    }, 5)
+    const seconds: number[] = []
+    let archiveBytes = 0
+    for (let run = 0; run < RUNS; run++) {
+      const start = process.hrtime.bigint()
+      archiveBytes = await download(origin, `/api/families/${familyId}/export`, token)
+      seconds.push(Number(process.hrtime.bigint() - start) / 1e9)
+    }
+    clearInterval(sampler)
+    return { filesMb, archiveBytes, seconds, baselineRssMb: baseline / MB, peakRssMb: peakRss / MB, peakHeapMb: peakHeap / MB }
+  } finally {
+    await app.close()
+    await admin.unsafe(`drop database if exists ${name} with (force)`)
+    await admin.end()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+function runScenario (serverUrl: string, filesMb: number): Result {
+  const output = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--scenario', serverUrl, String(filesMb)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 16 * MB
+  })
+  return JSON.parse(output.toString().trim().split('\n').pop() as string)
+}
+
+const fixed = (value: number, digits = 1): string => value.toFixed(digits)
+
+async function main (): Promise<void> {
+  if (process.argv[2] === '--scenario') {
+    const result = await scenario(process.argv[3], Number(process.argv[4]))
+    process.stdout.write(JSON.stringify(result) + '\n')
+    return
+  }
+  const given = process.env.DATABASE_URL
+  const dir = given === undefined || given === '' ? mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-db-')) : null
+  // As root, PostgreSQL runs as the postgres user, which must be able to reach its directory.
+  if (dir !== null) chmodSync(dir, 0o755)
+  const embedded = dir === null ? null : await startEmbeddedDatabase(path.join(dir, 'postgres'), quiet)
+  try {
+    const serverUrl = embedded?.url ?? (given as string)
+    console.log(`family export: ${CHILDREN} children × ${RECORDS_PER_KIND * 4} records, ${CHILDREN * FILES_PER_CHILD} files; ${RUNS} runs each; memory of the server process`)
+    const sizes = (process.env.BENCH_FILES_MB ?? '50,5').split(',').map(Number)
+    for (const filesMb of sizes) {
+      const r = runScenario(serverUrl, filesMb)
+      const best = Math.min(...r.seconds)
+      const median = [...r.seconds].sort((a, b) => a - b)[Math.floor(r.seconds.length / 2)]
+      console.log([
+        `${String(filesMb).padStart(3)} MB of files:`,
+        `archive ${fixed(r.archiveBytes / MB)} MB,`,
+        `time ${fixed(best, 2)} s best, ${fixed(median, 2)} s median (runs ${r.seconds.map(s => fixed(s, 2)).join(', ')}),`,
+        `${fixed(r.archiveBytes / MB / best)} MB/s,`,
+        `rss ${fixed(r.baselineRssMb)} MB before, peak ${fixed(r.peakRssMb)} MB (+${fixed(r.peakRssMb - r.baselineRssMb)} MB),`,
+        `peak heap ${fixed(r.peakHeapMb)} MB`
+      ].join(' '))
+    }
+  } finally {
+    await embedded?.stop()
+    if (dir !== null) rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().catch(error => {
+  console.error(error)
+  process.exit(1)
+})

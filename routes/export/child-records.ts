@@ -1,0 +1,88 @@
+import { openObject } from '../../lib/export/bundle'
+import type { Output } from '../../lib/export/output'
+import { apiRow } from '../../lib/export/rows'
+import type { ChildRecords, Child as FhirChild } from '../../lib/fhir'
+import { childGrowth } from '../../lib/growth/child'
+import type { GrowthTables } from '../../lib/growth/tables'
+import type { Tx } from '../../plugins/db'
+import { findChild } from '../../sql/children'
+import { attachmentBatches, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
+import { orderBy } from '../../sql/list'
+import type { RecordSpec } from '../records'
+import { recordKinds, type RecordKey } from './kinds'
+
+/** What every export document starts with. */
+export interface ExportHead {
+  exportedAt: string
+  schemaVersion: string
+}
+
+export type ChildCounts = Record<RecordKey | 'attachments', number>
+
+export type ApiChild = FhirChild
+
+export function exportHead (snapshot: Snapshot): ExportHead {
+  return { exportedAt: snapshot.exportedAt.toISOString(), schemaVersion: snapshot.schemaVersion }
+}
+
+/** A child as its route answers it, or undefined when it is gone. */
+export async function readChild (tx: Tx, childId: number): Promise<ApiChild | undefined> {
+  const child = await findChild(tx, childId)
+  return child === undefined ? undefined : apiRow(child)
+}
+
+/** A child's records of one kind, in batches, in the order and shape of their list. */
+function records (tx: Tx, spec: RecordSpec, childId: number): AsyncIterable<Record<string, unknown>[]> {
+  const order = orderBy(tx, spec.defaultSort, spec.sorts)
+  const respond = spec.toResponse ?? (row => row)
+  return (async function * () {
+    for await (const batch of recordBatches(tx, spec, childId, order)) yield batch.map(row => apiRow(respond(row)))
+  })()
+}
+
+async function * attachments (tx: Tx, childId: number): AsyncIterable<object[]> {
+  for await (const batch of attachmentBatches(tx, childId)) yield batch.map(apiRow)
+}
+
+async function all<T> (batches: AsyncIterable<T[]>): Promise<T[]> {
+  const items: T[] = []
+  for await (const batch of batches) items.push(...batch)
+  return items
+}
+
+/** Everything a child's FHIR bundle is made from. */
+export async function readChildRecords (tx: Tx, child: ApiChild): Promise<ChildRecords> {
+  const lists: Partial<Record<RecordKey, unknown[]>> = {}
+  for (const { key, spec } of recordKinds) lists[key] = await all(records(tx, spec, child.id))
+  return { child, ...lists, attachments: await all(attachments(tx, child.id)) } as ChildRecords
+}
+
+/** The growth document as its route answers it, its points scored batch by batch. */
+async function writeGrowth (out: Output, tx: Tx, child: ApiChild, tables: GrowthTables | null): Promise<void> {
+  if (tables === null) return out.write('null')
+  const { points: _points, ...document } = childGrowth(tables, child, [])
+  await out.write(`${openObject(document)}"points":`)
+  await out.array((async function * () {
+    for await (const batch of growthBatches(tx, child.id)) yield childGrowth(tables, child, batch).points
+  })())
+  await out.write('}')
+}
+
+/**
+ * A child's whole record as one JSON document: every list complete, in the
+ * shapes and default orders of the child's routes, written batch by batch.
+ */
+export async function writeChildDocument (out: Output, tx: Tx, head: ExportHead, child: ApiChild, tables: GrowthTables | null): Promise<ChildCounts> {
+  await out.write(`${openObject(head)}"child":${JSON.stringify(child)}`)
+  const counts: Partial<ChildCounts> = {}
+  for (const { key, spec } of recordKinds) {
+    await out.write(`,"${key}":`)
+    counts[key] = await out.array(records(tx, spec, child.id))
+  }
+  await out.write(',"attachments":')
+  counts.attachments = await out.array(attachments(tx, child.id))
+  await out.write(',"growth":')
+  await writeGrowth(out, tx, child, tables)
+  await out.write('}')
+  return counts as ChildCounts
+}

@@ -1,0 +1,112 @@
+import path from 'node:path'
+import type { FastifyBaseLogger } from 'fastify'
+import { writeBundle, openObject } from '../../lib/export/bundle'
+import type { ZipWriter } from '../../lib/export/zip'
+import { childBundle } from '../../lib/fhir'
+import type { GrowthTables } from '../../lib/growth/tables'
+import { isPlainFileName } from '../../lib/stored-files'
+import type { Tx } from '../../plugins/db'
+import { familyStoredNames, type FamilyChild, type FamilyMemberName } from '../../sql/export'
+import { readChild, readChildRecords, writeChildDocument, type ApiChild, type ChildCounts, type ExportHead } from './child-records'
+
+export interface FamilyHead {
+  head: ExportHead
+  family: { id: number, name: string } & Record<string, unknown>
+  members: FamilyMemberName[]
+  children: FamilyChild[]
+}
+
+export interface ArchiveOptions {
+  tables: GrowthTables | null
+  uploadDir: string
+  avatarDir: string
+  serviceVersion: string
+  log: FastifyBaseLogger
+}
+
+type Counts = ChildCounts & { members: number, children: number, avatars: number, files: number }
+
+async function child (tx: Tx, id: number): Promise<ApiChild> {
+  const found = await readChild(tx, id)
+  // The snapshot that listed the child still holds it.
+  if (found === undefined) throw new Error(`child ${id} is missing from its own snapshot`)
+  return found
+}
+
+async function writeFamilyDocument (zip: ZipWriter, tx: Tx, family: FamilyHead, options: ArchiveOptions, counts: Counts): Promise<void> {
+  await zip.write('family.json', async out => {
+    const { head } = family
+    await out.write(`${openObject(head)}"family":${JSON.stringify(family.family)},"members":${JSON.stringify(family.members)},"children":[`)
+    for (const [index, { id }] of family.children.entries()) {
+      if (index > 0) await out.write(',')
+      const written = await writeChildDocument(out, tx, head, await child(tx, id), options.tables)
+      for (const key of Object.keys(written) as Array<keyof ChildCounts>) counts[key] += written[key]
+    }
+    await out.write(']}')
+  })
+}
+
+async function writeBundles (zip: ZipWriter, tx: Tx, family: FamilyHead): Promise<void> {
+  for (const { id } of family.children) {
+    const bundle = childBundle(await readChildRecords(tx, await child(tx, id)), { timestamp: family.head.exportedAt })
+    await zip.write(`fhir/${id}.json`, out => writeBundle(out, bundle))
+  }
+}
+
+/** Copies a stored file into `files/`; answers false when it is not on disk. */
+async function copyStored (zip: ZipWriter, dir: string, name: string): Promise<boolean> {
+  if (!isPlainFileName(name)) return false
+  return zip.copy(`files/${name}`, path.join(dir, name))
+}
+
+async function writeFiles (zip: ZipWriter, tx: Tx, family: FamilyHead, options: ArchiveOptions, counts: Counts): Promise<string[]> {
+  const missing: string[] = []
+  const copy = async (dir: string, name: string): Promise<void> => {
+    if (await copyStored(zip, dir, name)) counts.files += 1
+    else missing.push(`files/${name}`)
+  }
+  for await (const batch of familyStoredNames(tx, family.family.id)) {
+    for (const { storedName } of batch) await copy(options.uploadDir, storedName)
+  }
+  for (const { avatarName } of family.children) {
+    if (avatarName === null) continue
+    counts.avatars += 1
+    await copy(options.avatarDir, avatarName)
+  }
+  if (missing.length > 0) options.log.warn({ files: missing }, 'stored files missing from disk were left out of a family export')
+  return missing
+}
+
+/**
+ * A family's whole record as a ZIP archive: `family.json` (the family, its
+ * members' names and roles, and each child's JSON export), `fhir/<childId>.json`
+ * (each child's FHIR bundle), `files/<stored name>` (every attachment and
+ * avatar), and last `manifest.json` with the counts and the SHA-256 of every
+ * other entry. Files that are gone from disk are listed as `missingFiles`.
+ */
+export async function writeFamilyArchive (zip: ZipWriter, tx: Tx, family: FamilyHead, options: ArchiveOptions): Promise<void> {
+  const counts: Counts = {
+    members: family.members.length,
+    children: family.children.length,
+    measurements: 0,
+    visits: 0,
+    medicalEvents: 0,
+    illnesses: 0,
+    attachments: 0,
+    avatars: 0,
+    files: 0
+  }
+  await writeFamilyDocument(zip, tx, family, options, counts)
+  await writeBundles(zip, tx, family)
+  const missingFiles = await writeFiles(zip, tx, family, options, counts)
+  const manifest = {
+    ...family.head,
+    serviceVersion: options.serviceVersion,
+    family: { id: family.family.id, name: family.family.name },
+    counts,
+    files: zip.files,
+    missingFiles
+  }
+  await zip.write('manifest.json', out => out.write(JSON.stringify(manifest, null, 2)))
+  await zip.finish()
+}

@@ -1,0 +1,15 @@
+import type { RecordSpec } from '../records'
+import { illnessSpec } from '../illnesses'
+import { measurementSpec } from '../measurements'
+import { medicalEventSpec } from '../medical-events'
+import { visitSpec } from '../visits'
+
+export type RecordKey = 'measurements' | 'visits' | 'medicalEvents' | 'illnesses'
+
+/** The kinds of a child's records, under their names in the export, in its order. */
+export const recordKinds: Array<{ key: RecordKey, spec: RecordSpec }> = [
+  { key: 'measurements', spec: measurementSpec },
+  { key: 'visits', spec: visitSpec },
+  { key: 'medicalEvents', spec: medicalEventSpec },
+  { key: 'illnesses', spec: illnessSpec }
+]
