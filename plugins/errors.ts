@@ -133,6 +133,18 @@ export function answerFor (error: AnyError, request: FastifyRequest, production:
       return { status: 413, body: { error: 'The body is larger than 1 MiB', code: 'PAYLOAD_TOO_LARGE', details: {} } }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { error: `Content type ${request.headers['content-type'] ?? '(none)'} is not accepted here`, code: 'UNSUPPORTED_MEDIA_TYPE', details: {} } }
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return { status: 413, body: { error: 'The file is larger than the upload limit', code: 'PAYLOAD_TOO_LARGE', details: {} } }
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return { status: 415, body: { error: 'The request must be multipart/form-data', code: 'UNSUPPORTED_MEDIA_TYPE', details: {} } }
+    case 'FST_FILES_LIMIT':
+      return { status: 400, body: { error: 'Only one file may be sent', code: 'INVALID_BODY', details: {} } }
+    case 'FST_FIELDS_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return { status: 400, body: { error: 'The multipart body has more parts than allowed', code: 'INVALID_BODY', details: {} } }
+    case 'FST_PROTO_VIOLATION':
+    case 'FST_INVALID_JSON_FIELD_ERROR':
+      return { status: 400, body: { error: 'The multipart body is malformed', code: 'INVALID_BODY', details: {} } }
   }
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return { status: 400, body: { error: 'The body is not valid JSON', code: 'INVALID_BODY', details: {} } }

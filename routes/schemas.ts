@@ -6,10 +6,11 @@ import { Measurement } from './measurements/schemas'
 import { Visit } from './visits/schemas'
 import { MedicalEvent } from './medical-events/schemas'
 import { Illness } from './illnesses/schemas'
+import { Attachment } from './attachments/schemas'
 import { AcceptedInvite, CreatedInvite, Family, FamilyRole, Invite, Member } from './families/schemas'
 import { AdminFamily, AdminUser, Stats } from './admin/schemas'
 
-const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement', 'Visit', 'MedicalEvent', 'Illness', 'AdminUser']
+const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement', 'Visit', 'MedicalEvent', 'Illness', 'Attachment', 'AdminUser']
 
 /**
  * Objects the API answers with, registered once at the root and referenced by
@@ -17,6 +18,6 @@ const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement',
  */
 export const namedSchemas = [
   ...sharedSchemas, User, TokenPair, Me, Session, FamilyRole, Family, Member, Invite, CreatedInvite, AcceptedInvite,
-  Child, Measurement, Visit, MedicalEvent, Illness, AdminUser, AdminFamily, Stats,
+  Child, Measurement, Visit, MedicalEvent, Illness, Attachment, AdminUser, AdminFamily, Stats,
   ...listed.map(ListOf)
 ]

@@ -93,10 +93,40 @@ export async function earliestRecordDate (db: Db, childId: number): Promise<stri
  * answers the names of its stored files, to be removed once the transaction commits.
  */
 export async function deleteChild (db: Db, id: number): Promise<StoredNames> {
+  // The lock waits for uploads in flight and keeps new ones out, so every file is listed.
+  await db`select id from children where id = ${id} for update`
   const uploads = await db<{ storedName: string }[]>`select stored_name as "storedName" from attachments where child_id = ${id}`
   const [child] = await db<{ avatarName: string | null }[]>`delete from children where id = ${id} returning avatar_name as "avatarName"`
   return {
     attachments: uploads.map(row => row.storedName),
     avatars: child?.avatarName == null ? [] : [child.avatarName]
   }
+}
+
+/**
+ * Sets a child's avatar and answers the name of the one it replaces (null when
+ * there was none), or undefined when the child is gone. The row is locked, so
+ * of two uploads at once each removes the file the other replaced.
+ */
+export async function replaceAvatar (db: Db, childId: number, name: string, sizeBytes: number): Promise<{ previous: string | null } | undefined> {
+  const [row] = await db<{ previous: string | null }[]>`
+    update children c
+    set avatar_name = ${name}, avatar_size_bytes = ${sizeBytes}, updated_at = now()
+    from (select id, avatar_name from children where id = ${childId} for update) old
+    where c.id = old.id
+    returning old.avatar_name as previous
+  `
+  return row
+}
+
+/** Clears a child's avatar and answers the name of its file, or null when it had none. */
+export async function removeAvatar (db: Db, childId: number): Promise<string | null> {
+  const [row] = await db<{ previous: string }[]>`
+    update children c
+    set avatar_name = null, avatar_size_bytes = null, updated_at = now()
+    from (select id, avatar_name from children where id = ${childId} for update) old
+    where c.id = old.id and old.avatar_name is not null
+    returning old.avatar_name as previous
+  `
+  return row?.previous ?? null
 }

@@ -1,0 +1,56 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import multipart from '@fastify/multipart'
+import { Type } from '@sinclair/typebox'
+import { errors, withDetails } from '../../lib/errors'
+import { storedName } from '../../lib/files/names'
+import { storeFile } from '../../lib/files/store'
+import { errorResponses } from '../../lib/schemas'
+import { foreignLinks, insertAttachment, linkTables, type AttachmentLinks } from '../../sql/attachments'
+import { ChildParams, UploadAttachmentBody } from './schemas'
+
+const RECORD_NAMES: Record<keyof typeof linkTables, string> = { visitId: 'visit', measurementId: 'measurement', illnessId: 'illness' }
+
+/** The upload route, in a scope of its own: only here is a multipart body accepted. */
+const upload: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql } = fastify
+  await fastify.register(multipart)
+
+  fastify.post('/api/children/:childId/attachments', {
+    ...fastify.uploadHooks('attachment'),
+    preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
+    schema: {
+      operationId: 'uploadAttachment',
+      tags: ['attachments'],
+      summary: 'Upload a file for a child, optionally linked to one of its visits, measurements or illnesses',
+      description: 'The type is decided from the file\'s bytes: JPEG, PNG, WebP, GIF, HEIC or PDF; anything else is a 415, a file over MAX_FILE_SIZE a 413.',
+      security: [{ bearer: [] }],
+      consumes: ['multipart/form-data'],
+      params: ChildParams,
+      body: UploadAttachmentBody,
+      response: { 201: Type.Ref('Attachment'), ...errorResponses(400, 401, 403, 404, 413, 415) }
+    }
+  }, async (request, reply) => {
+    const file = request.upload
+    if (file === null) throw new errors.invalidBody('The file is missing: send it in the field file')
+    const childId = request.scope.childId as number
+    const { visitId, measurementId, illnessId } = request.body
+    const links: AttachmentLinks = { visitId, measurementId, illnessId }
+    const wrong = await foreignLinks(sql, childId, links)
+    if (wrong.length > 0) {
+      throw withDetails(new errors.validation('The request is not valid'), {
+        issues: wrong.map(field => ({ path: `/body/${field}`, message: `must be a ${RECORD_NAMES[field]} of the same child` }))
+      })
+    }
+    const name = storedName(file.type.ext)
+    const created = await storeFile(file.path, config.uploadDir, name, () => sql.begin(tx => insertAttachment(tx, childId, {
+      ...links,
+      fileName: file.fileName,
+      storedName: name,
+      contentType: file.type.contentType,
+      sizeBytes: file.size
+    })))
+    return reply.code(201).header('location', `/api/attachments/${created.id}`).send(created)
+  })
+}
+
+export default upload

@@ -1,0 +1,35 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errorResponses } from '../../lib/schemas'
+import { removeStoredFiles } from '../../lib/stored-files'
+import { removeAvatar } from '../../sql/children'
+import { AvatarParams } from './schemas'
+import upload from './upload'
+
+/** A child's avatar: set by upload, removed on request; the file goes after the commit. */
+const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql } = fastify
+
+  fastify.delete('/api/children/:id/avatar', {
+    preHandler: fastify.familyScope({ target: { child: 'params.id' }, name: 'Child' }),
+    schema: {
+      operationId: 'deleteChildAvatar',
+      tags: ['children'],
+      summary: 'Remove a child\'s avatar; answers 204 also when there is none',
+      security: [{ bearer: [] }],
+      params: AvatarParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async (request, reply) => {
+    const previous = await sql.begin(tx => removeAvatar(tx, request.params.id))
+    if (previous !== null) {
+      const left = await removeStoredFiles(config, { avatars: [previous] })
+      if (left.length > 0) request.log.warn({ files: left }, 'a removed avatar\'s file could not be deleted')
+    }
+    return reply.code(204).send(null)
+  })
+
+  await fastify.register(upload)
+}
+
+export default avatars

@@ -1,0 +1,78 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fastifyStatic from '@fastify/static'
+import { Type } from '@sinclair/typebox'
+import { stat } from 'node:fs/promises'
+import path from 'node:path'
+import { errors } from '../../lib/errors'
+import { isServableName } from '../../lib/files/names'
+import { ATTACHMENT_TYPES } from '../../lib/files/types'
+import { errorResponses } from '../../lib/schemas'
+
+const CACHE_CONTROL = 'private, max-age=31536000, immutable'
+
+const Binary = { schema: Type.String({ format: 'binary' }) }
+
+interface FileRoutes {
+  dir: string
+  operationId: string
+  summary: string
+  types: readonly string[]
+}
+
+/**
+ * One directory of stored files under its prefix. Anything under the prefix
+ * that is not a stored file, a path that leaves the directory included, is a
+ * 404 NOT_FOUND; there are no listings.
+ */
+const fileRoutes: FastifyPluginAsyncTypebox<FileRoutes> = async function (fastify, options) {
+  const crossOrigin = fastify.config.corsOrigins.length > 0
+
+  fastify.setNotFoundHandler(async () => {
+    throw new errors.notFound('File')
+  })
+
+  fastify.get('/:name', {
+    schema: {
+      operationId: options.operationId,
+      tags: ['files'],
+      summary: options.summary,
+      description: 'A capability link: no token is needed. Served with the type detected at upload and cached as immutable.',
+      security: [],
+      params: Type.Object({ name: Type.String({ description: 'the stored name' }) }),
+      response: {
+        200: { description: 'The file', content: Object.fromEntries(options.types.map(type => [type, Binary])) },
+        ...errorResponses(404)
+      }
+    }
+  }, async (request, reply) => {
+    const { name } = request.params
+    if (!isServableName(name)) throw new errors.notFound('File')
+    const info = await stat(path.join(options.dir, name)).catch(() => undefined)
+    if (info === undefined || !info.isFile()) throw new errors.notFound('File')
+    reply.header('cache-control', CACHE_CONTROL)
+    if (crossOrigin) reply.header('cross-origin-resource-policy', 'cross-origin')
+    return reply.sendFile(name, options.dir, { cacheControl: false, dotfiles: 'deny', index: false })
+  })
+}
+
+/** The stored files, public by their unguessable names: attachments under /uploads, avatars under /avatars. */
+const staticFiles: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config } = fastify
+  await fastify.register(fastifyStatic, { serve: false })
+  await fastify.register(fileRoutes, {
+    prefix: '/uploads',
+    dir: config.uploadDir,
+    operationId: 'getUpload',
+    summary: 'An attachment\'s file',
+    types: ATTACHMENT_TYPES
+  })
+  await fastify.register(fileRoutes, {
+    prefix: '/avatars',
+    dir: config.avatarDir,
+    operationId: 'getAvatar',
+    summary: 'A child\'s avatar',
+    types: ['image/webp']
+  })
+}
+
+export default staticFiles

@@ -1,0 +1,103 @@
+import type { PendingQuery, Row } from 'postgres'
+import type { Db } from '../plugins/db'
+import { conditions } from './records'
+
+type Fragment = PendingQuery<Row[]>
+
+export interface Attachment {
+  id: number
+  childId: number
+  visitId: number | null
+  measurementId: number | null
+  illnessId: number | null
+  fileName: string
+  contentType: string
+  sizeBytes: number
+  url: string
+  createdAt: Date
+}
+
+export interface AttachmentLinks {
+  visitId?: number
+  measurementId?: number
+  illnessId?: number
+}
+
+export interface NewAttachment extends AttachmentLinks {
+  fileName: string
+  storedName: string
+  contentType: string
+  sizeBytes: number
+}
+
+export const attachmentSorts = { createdAt: 'created_at', fileName: 'file_name', sizeBytes: 'size_bytes' }
+
+/** The link fields and the table each one points to. */
+export const linkTables = { visitId: 'visits', measurementId: 'measurements', illnessId: 'illnesses' } as const
+
+const columns = (db: Db): Fragment => db`
+  id, child_id as "childId", visit_id as "visitId", measurement_id as "measurementId", illness_id as "illnessId",
+  file_name as "fileName", content_type as "contentType", size_bytes as "sizeBytes",
+  '/uploads/' || stored_name as url, created_at as "createdAt"
+`
+
+function linkFilters (db: Db, links: AttachmentLinks): Fragment[] {
+  const filters: Fragment[] = []
+  if (links.visitId !== undefined) filters.push(db`and visit_id = ${links.visitId}`)
+  if (links.measurementId !== undefined) filters.push(db`and measurement_id = ${links.measurementId}`)
+  if (links.illnessId !== undefined) filters.push(db`and illness_id = ${links.illnessId}`)
+  return filters
+}
+
+export async function listAttachments (
+  db: Db, childId: number, links: AttachmentLinks, order: Fragment, limit: number, offset: number
+): Promise<{ rows: Attachment[], total: number }> {
+  const where = db`where child_id = ${childId} ${conditions(db, linkFilters(db, links))}`
+  const rows = await db<(Attachment & { total: number })[]>`
+    select ${columns(db)}, count(*) over () as total
+    from attachments
+    ${where}
+    ${order}
+    limit ${limit} offset ${offset}
+  `
+  let total = rows[0]?.total
+  if (total === undefined) {
+    total = offset === 0 ? 0 : Number((await db`select count(*) as n from attachments ${where}`)[0].n)
+  }
+  return { rows: rows.map(({ total: _total, ...attachment }) => attachment), total }
+}
+
+export async function findAttachment (db: Db, id: number): Promise<Attachment | undefined> {
+  const [row] = await db<Attachment[]>`select ${columns(db)} from attachments where id = ${id}`
+  return row
+}
+
+export async function insertAttachment (db: Db, childId: number, values: NewAttachment): Promise<Attachment> {
+  const [row] = await db<Attachment[]>`
+    insert into attachments (child_id, visit_id, measurement_id, illness_id, file_name, stored_name, content_type, size_bytes)
+    values (
+      ${childId}, ${values.visitId ?? null}, ${values.measurementId ?? null}, ${values.illnessId ?? null},
+      ${values.fileName}, ${values.storedName}, ${values.contentType}, ${values.sizeBytes}
+    )
+    returning ${columns(db)}
+  `
+  return row
+}
+
+/** Deletes an attachment and answers its stored name, for the file to be removed after the commit. */
+export async function deleteAttachment (db: Db, id: number): Promise<string | undefined> {
+  const [row] = await db<{ storedName: string }[]>`delete from attachments where id = ${id} returning stored_name as "storedName"`
+  return row?.storedName
+}
+
+/** The link fields that do not name a record of this child. */
+export async function foreignLinks (db: Db, childId: number, links: AttachmentLinks): Promise<Array<keyof AttachmentLinks>> {
+  const wrong: Array<keyof AttachmentLinks> = []
+  for (const field of Object.keys(linkTables) as Array<keyof AttachmentLinks>) {
+    const id = links[field]
+    if (id === undefined) continue
+    const [row] = await db`select 1 from ${db(linkTables[field])} where id = ${id} and child_id = ${childId}`
+    if (row === undefined) wrong.push(field)
+  }
+  return wrong
+}

@@ -1,0 +1,222 @@
+import t, { type Test } from 'tap'
+import sharp from 'sharp'
+import { existsSync, readdirSync } from 'node:fs'
+import path from 'node:path'
+import { build, bearer, register, type App, type Pair } from './helper'
+
+interface Part {
+  name: string
+  value: string | Buffer
+  filename?: string
+  type?: string
+}
+
+/** A multipart body built by hand, so that every byte of it is the test's choice. */
+function form (parts: Part[]): { payload: Buffer, headers: Record<string, string> } {
+  const boundary = `----test${Math.random().toString(16).slice(2)}`
+  const chunks: Buffer[] = []
+  for (const part of parts) {
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"`
+    if (part.filename !== undefined) head += `; filename="${part.filename}"`
+    if (part.type !== undefined) head += `\r\nContent-Type: ${part.type}`
+    chunks.push(Buffer.from(`${head}\r\n\r\n`), Buffer.from(part.value), Buffer.from('\r\n'))
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`))
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+}
+
+function file (value: Buffer, filename = 'me.jpg', type = 'image/jpeg'): Part {
+  return { name: 'file', value, filename, type }
+}
+
+function call (app: App, pair: Pair | null, method: string, url: string, payload?: object) {
+  const headers = pair === null ? {} : bearer(pair.accessToken)
+  return app.inject({ method: method as 'GET', url, headers, ...(payload === undefined ? {} : { payload }) })
+}
+
+function setAvatar (app: App, pair: Pair | null, childId: number | string, parts: Part[]) {
+  const body = form(parts)
+  const auth = pair === null ? {} : bearer(pair.accessToken)
+  return app.inject({ method: 'POST', url: `/api/children/${childId}/avatar`, headers: { ...auth, ...body.headers }, payload: body.payload })
+}
+
+async function image (format: 'png' | 'jpeg' | 'webp' | 'gif', width = 32, height = 32): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).toFormat(format).toBuffer()
+}
+
+/** A camera photo: 1200 × 600, stored sideways (orientation 6), with GPS coordinates in its EXIF. */
+async function photoWithGps (): Promise<Buffer> {
+  return sharp({ create: { width: 1200, height: 600, channels: 3, background: { r: 200, g: 160, b: 90 } } })
+    .jpeg()
+    .withExif({
+      IFD0: { Make: 'TestCam', Model: 'GPS 1' },
+      IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '48/1 51/1 2400/100', GPSLongitudeRef: 'E', GPSLongitude: '2/1 21/1 0/1' }
+    })
+    .withMetadata({ orientation: 6 })
+    .toBuffer()
+}
+
+/** The EXIF pointer to the GPS directory (tag 0x8825), little-endian as sharp writes it. */
+const GPS_POINTER = Buffer.from([0x25, 0x88])
+
+function familyOf (pair: Pair): number {
+  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
+}
+
+async function join (app: App, owner: Pair, user: Pair, role: string): Promise<void> {
+  const invite = (await call(app, owner, 'POST', `/api/families/${familyOf(owner)}/invites`, { email: user.user.email, role })).json()
+  const res = await call(app, user, 'POST', '/api/invites/accept', { token: invite.token })
+  if (res.statusCode !== 200) throw new Error(res.body)
+}
+
+async function setup (t: Test, env: Record<string, string> = {}) {
+  const app = await build(t, { env: { REGISTRATION: 'open', ...env } })
+  const owner = await register(app)
+  const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female' })).json()
+  return { app, owner, child }
+}
+
+function avatars (app: App): string[] {
+  return readdirSync(app.config.avatarDir).sort()
+}
+
+t.test('an avatar from a photo with GPS EXIF is kept upright, small, as WebP, with no metadata', async t => {
+  const { app, owner, child } = await setup(t)
+  const photo = await photoWithGps()
+  const original = await sharp(photo).metadata()
+  t.equal(original.format, 'jpeg')
+  t.ok(original.exif !== undefined && original.exif.includes(GPS_POINTER), 'the photo carries GPS EXIF')
+  t.ok(original.exif?.includes(Buffer.from('TestCam')), 'and the camera\'s name')
+  t.equal(original.orientation, 6)
+
+  const res = await setAvatar(app, owner, child.id, [file(photo)])
+  t.equal(res.statusCode, 200)
+  t.same(Object.keys(res.json()), ['avatarUrl'])
+  const { avatarUrl } = res.json()
+  t.match(avatarUrl, /^\/avatars\/[0-9a-f]{32}\.webp$/, '128 random bits and .webp')
+  t.equal((await call(app, owner, 'GET', `/api/children/${child.id}`)).json().avatarUrl, avatarUrl, 'the child names it')
+
+  const served = await app.inject({ method: 'GET', url: avatarUrl })
+  t.equal(served.statusCode, 200)
+  t.equal(served.headers['content-type'], 'image/webp')
+  const meta = await sharp(served.rawPayload).metadata()
+  t.equal(meta.format, 'webp')
+  t.same([meta.width, meta.height], [256, 512], 'turned upright and fitted within 512 × 512')
+  t.equal(meta.exif, undefined, 'no EXIF is served')
+  t.equal(meta.xmp, undefined, 'no XMP')
+  t.equal(meta.icc, undefined, 'no ICC profile')
+  t.equal(meta.orientation, undefined)
+  t.notOk(served.rawPayload.includes(Buffer.from('TestCam')), 'nothing of the original metadata is in the bytes')
+  t.notOk(served.rawPayload.includes(Buffer.from('Exif')))
+
+  const [row] = await app.sql`select avatar_size_bytes as size from children where id = ${child.id}`
+  t.equal(row.size, served.rawPayload.length, 'the stored size is the re-encoded file\'s')
+})
+
+t.test('small images keep their size; PNG and WebP are accepted too', async t => {
+  const { app, owner, child } = await setup(t)
+  for (const [format, width, height] of [['png', 40, 20], ['webp', 600, 1000], ['jpeg', 512, 512]] as Array<['png' | 'webp' | 'jpeg', number, number]>) {
+    const res = await setAvatar(app, owner, child.id, [file(await image(format, width, height), `a.${format}`, `image/${format}`)])
+    t.equal(res.statusCode, 200, format)
+    const meta = await sharp((await app.inject({ method: 'GET', url: res.json().avatarUrl })).rawPayload).metadata()
+    const scale = Math.min(1, 512 / width, 512 / height)
+    t.same([meta.format, meta.width, meta.height], ['webp', Math.round(width * scale), Math.round(height * scale)], `${format} ${width} × ${height}`)
+  }
+  t.equal(avatars(app).length, 1, 'each new avatar replaced the one before')
+})
+
+t.test('replacing and deleting an avatar removes the old file', async t => {
+  const { app, owner, child } = await setup(t)
+  const first = (await setAvatar(app, owner, child.id, [file(await image('jpeg'))])).json().avatarUrl
+  const firstFile = path.join(app.config.avatarDir, path.basename(first))
+  t.ok(existsSync(firstFile))
+
+  const second = (await setAvatar(app, owner, child.id, [file(await image('png'), 'b.png', 'image/png')])).json().avatarUrl
+  t.not(second, first, 'a new name')
+  t.notOk(existsSync(firstFile), 'the replaced file is removed')
+  t.equal((await app.inject({ method: 'GET', url: first })).statusCode, 404, 'and no longer served')
+  t.same(avatars(app), [path.basename(second)])
+
+  const deleted = await call(app, owner, 'DELETE', `/api/children/${child.id}/avatar`)
+  t.equal(deleted.statusCode, 204)
+  t.equal(deleted.body, '')
+  t.same(avatars(app), [], 'deleting removes the file')
+  t.equal((await call(app, owner, 'GET', `/api/children/${child.id}`)).json().avatarUrl, null)
+  const [row] = await app.sql`select avatar_name, avatar_size_bytes from children where id = ${child.id}`
+  t.same(row, { avatar_name: null, avatar_size_bytes: null })
+  t.equal((await call(app, owner, 'DELETE', `/api/children/${child.id}/avatar`)).statusCode, 204, 'deleting no avatar is a 204 too')
+})
+
+t.test('only JPEG, PNG and WebP make an avatar', async t => {
+  const { app, owner, child } = await setup(t, { MAX_FILE_SIZE: '4096' })
+  const current = (await setAvatar(app, owner, child.id, [file(await image('jpeg'))])).json().avatarUrl
+  const refused: Array<[string, Buffer, string, string]> = [
+    ['a GIF', await image('gif'), 'a.gif', 'image/gif'],
+    ['a PDF', Buffer.from('%PDF-1.4\n%%EOF\n'), 'a.pdf', 'application/pdf'],
+    ['an HTML page named .jpg', Buffer.from('<html><script>alert(1)</script></html>'), 'me.jpg', 'image/jpeg'],
+    ['an ELF executable named .png', Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(120)]), 'me.png', 'image/png'],
+    ['a JPEG header over garbage', Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(200, 7)]), 'broken.jpg', 'image/jpeg']
+  ]
+  for (const [label, bytes, name, type] of refused) {
+    const res = await setAvatar(app, owner, child.id, [file(bytes, name, type)])
+    t.equal(res.statusCode, 415, label)
+    t.equal(res.json().code, 'UNSUPPORTED_MEDIA_TYPE')
+  }
+  const big = await setAvatar(app, owner, child.id, [file(Buffer.alloc(4097, 0xff))])
+  t.equal(big.statusCode, 413, 'one byte over MAX_FILE_SIZE')
+  t.equal(big.json().code, 'PAYLOAD_TOO_LARGE')
+  for (const [label, parts] of [
+    ['no file', []],
+    ['a field beside the file', [file(await image('png')), { name: 'visitId', value: '1' }]],
+    ['two files', [file(await image('png')), file(await image('png'))]]
+  ] as Array<[string, Part[]]>) {
+    const res = await setAvatar(app, owner, child.id, parts)
+    t.equal(res.statusCode, 400, label)
+    t.equal(res.json().code, 'INVALID_BODY')
+  }
+  const json = await call(app, owner, 'POST', `/api/children/${child.id}/avatar`, { file: 'x' })
+  t.equal(json.statusCode, 415, 'a body that is not multipart')
+  t.same(avatars(app), [path.basename(current)], 'nothing refused stays on disk, the avatar is kept')
+  t.equal((await call(app, owner, 'GET', `/api/children/${child.id}`)).json().avatarUrl, current)
+})
+
+t.test('who may set and remove an avatar', async t => {
+  const { app, owner, child } = await setup(t)
+  const member = await register(app)
+  const viewer = await register(app)
+  const stranger = await register(app)
+  await join(app, owner, member, 'member')
+  await join(app, owner, viewer, 'viewer')
+  const png = await image('png')
+
+  const byMember = await setAvatar(app, member, child.id, [file(png)])
+  t.equal(byMember.statusCode, 200, 'a member sets one')
+  const kept = byMember.json().avatarUrl
+  const forbidden = { error: 'Access denied', code: 'FORBIDDEN', details: {} }
+  for (const [label, pair] of [['a viewer', viewer], ['another family', stranger]] as Array<[string, Pair]>) {
+    const set = await setAvatar(app, pair, child.id, [file(png)])
+    t.equal(set.statusCode, 403, `${label} may not set one`)
+    t.same(set.json(), forbidden)
+    t.equal((await call(app, pair, 'DELETE', `/api/children/${child.id}/avatar`)).statusCode, 403, `or remove it`)
+  }
+  t.equal((await setAvatar(app, null, child.id, [file(png)])).statusCode, 401, 'no token')
+  t.equal((await call(app, null, 'DELETE', `/api/children/${child.id}/avatar`)).statusCode, 401)
+  t.equal((await setAvatar(app, owner, 999999, [file(png)])).statusCode, 404, 'a child that does not exist')
+  t.equal((await call(app, owner, 'DELETE', '/api/children/999999/avatar')).statusCode, 404)
+  t.equal((await setAvatar(app, owner, 'abc', [file(png)])).statusCode, 400, 'a child id that is no id')
+
+  t.same(avatars(app), [path.basename(kept)], 'refused uploads left nothing')
+  t.equal((await call(app, owner, 'GET', `/api/children/${child.id}`)).json().avatarUrl, kept)
+  t.equal((await call(app, member, 'DELETE', `/api/children/${child.id}/avatar`)).statusCode, 204, 'a member removes it')
+  t.same(avatars(app), [])
+})
+
+t.test('the OpenAPI document describes the avatar routes', async t => {
+  const app = await build(t)
+  const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+  const post = doc.paths['/api/children/{id}/avatar'].post
+  t.equal(post.operationId, 'uploadChildAvatar')
+  t.match(post.requestBody.content['multipart/form-data'].schema, { required: ['file'], properties: { file: { type: 'string', format: 'binary' } } })
+  t.match(post.responses['200'].content['application/json'].schema, { properties: { avatarUrl: { type: 'string' } } })
+  t.equal(doc.paths['/api/children/{id}/avatar'].delete.operationId, 'deleteChildAvatar')
+})

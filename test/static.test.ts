@@ -1,0 +1,163 @@
+import t, { type Test } from 'tap'
+import sharp from 'sharp'
+import http from 'node:http'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { build, bearer, register, type App, type Pair } from './helper'
+
+/** A multipart body with one file in the field `file`. */
+function form (value: Buffer, filename: string, type: string): { payload: Buffer, headers: Record<string, string> } {
+  const boundary = `----test${Math.random().toString(16).slice(2)}`
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`),
+    value,
+    Buffer.from(`\r\n--${boundary}--\r\n`)
+  ])
+  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+}
+
+async function post (app: App, pair: Pair, url: string, value: Buffer, filename: string, type: string): Promise<any> {
+  const body = form(value, filename, type)
+  const res = await app.inject({ method: 'POST', url, headers: { ...bearer(pair.accessToken), ...body.headers }, payload: body.payload })
+  if (res.statusCode >= 300) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`)
+  return res.json()
+}
+
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n')
+
+async function setup (t: Test, env: Record<string, string> = {}) {
+  const app = await build(t, { env: { REGISTRATION: 'open', ...env } })
+  const owner = await register(app)
+  const child = (await app.inject({ method: 'POST', url: '/api/children', headers: bearer(owner.accessToken), payload: { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female' } })).json()
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'teal' } }).png().toBuffer()
+  const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'teal' } }).jpeg().toBuffer()
+  const files = {
+    png: { bytes: png, attachment: await post(app, owner, `/api/children/${child.id}/attachments`, png, 'a.pdf', 'application/pdf') },
+    pdf: { bytes: PDF, attachment: await post(app, owner, `/api/children/${child.id}/attachments`, PDF, 'b.png', 'image/png') }
+  }
+  const avatar = (await post(app, owner, `/api/children/${child.id}/avatar`, jpeg, 'me.jpg', 'image/jpeg')).avatarUrl as string
+  return { app, owner, child, files, avatar }
+}
+
+/** A request sent as written, so that no client tidies the path first. */
+function raw (port: number, target: string): Promise<{ status: number, type: string, body: string }> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: target }, res => {
+      let body = ''
+      res.on('data', chunk => { body += chunk })
+      res.on('end', () => resolve({ status: res.statusCode as number, type: String(res.headers['content-type']), body }))
+    }).on('error', reject)
+  })
+}
+
+t.test('stored files are served by name, with their type and the cache and security headers', async t => {
+  const { app, files, avatar } = await setup(t)
+  for (const [label, file, type] of [['the PNG', files.png, 'image/png'], ['the PDF', files.pdf, 'application/pdf']] as const) {
+    const res = await app.inject({ method: 'GET', url: file.attachment.url })
+    t.equal(res.statusCode, 200, `${label} is served without a token`)
+    t.equal(res.headers['content-type'], type, 'with the type detected at upload, not the declared one')
+    t.same(res.rawPayload, file.bytes)
+    t.equal(res.headers['x-content-type-options'], 'nosniff')
+    t.equal(res.headers['cache-control'], 'private, max-age=31536000, immutable')
+    t.equal(res.headers['cross-origin-resource-policy'], 'same-origin', 'same-origin without CORS_ORIGIN')
+    t.ok(res.headers['x-request-id'])
+    const head = await app.inject({ method: 'HEAD', url: file.attachment.url })
+    t.equal(head.statusCode, 200, 'HEAD too')
+    t.equal(head.headers['content-length'], String(file.bytes.length))
+    t.equal(head.body, '')
+  }
+  const res = await app.inject({ method: 'GET', url: avatar })
+  t.equal(res.statusCode, 200, 'the avatar')
+  t.equal(res.headers['content-type'], 'image/webp')
+  t.equal(res.headers['x-content-type-options'], 'nosniff')
+  t.equal(res.headers['cache-control'], 'private, max-age=31536000, immutable')
+})
+
+t.test('with CORS_ORIGIN the files may be shown on the allowed origins', async t => {
+  const { app, files, avatar } = await setup(t, { CORS_ORIGIN: 'https://app.example.org' })
+  for (const url of [files.png.attachment.url, avatar]) {
+    const res = await app.inject({ method: 'GET', url, headers: { origin: 'https://app.example.org' } })
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['cross-origin-resource-policy'], 'cross-origin', url)
+  }
+  const api = await app.inject({ method: 'GET', url: '/api/health' })
+  t.equal(api.headers['cross-origin-resource-policy'], 'same-origin', 'the API itself keeps same-origin')
+})
+
+t.test('a missing file, a listing or a way out of the directory is a 404 NOT_FOUND', async t => {
+  const { app, files } = await setup(t)
+  const notFound = { error: 'File not found', code: 'NOT_FOUND', details: {} }
+  mkdirSync(path.join(app.config.uploadDir, 'folder'))
+  writeFileSync(path.join(app.config.uploadDir, 'folder', 'inside.png'), 'x')
+  writeFileSync(path.join(app.config.uploadDir, '.upload-0123456789abcdef0123456789abcdef.part'), 'half')
+  writeFileSync(path.join(app.config.uploadDir, '.hidden.png'), 'x')
+  writeFileSync(path.join(app.config.uploadDir, '..', 'outside.json'), '{}')
+
+  const stored = path.basename(files.png.attachment.url)
+  const attempts = [
+    '/uploads/0123456789abcdef0123456789abcdef.png',
+    `/avatars/${stored}`,
+    '/uploads/folder',
+    '/uploads/folder/',
+    '/uploads/folder/inside.png',
+    '/uploads/.upload-0123456789abcdef0123456789abcdef.part',
+    '/uploads/.hidden.png',
+    '/uploads/',
+    '/uploads',
+    '/avatars/',
+    '/uploads/..%2foutside.json',
+    '/uploads/..%2F..%2Fpackage.json',
+    '/uploads/%2e%2e%2foutside.json',
+    '/uploads/..%5coutside.json',
+    '/uploads/%00',
+    `/uploads/${stored}%00.png`
+  ]
+  for (const url of attempts) {
+    const res = await app.inject({ method: 'GET', url })
+    t.equal(res.statusCode, 404, url)
+    t.same(res.json(), notFound)
+  }
+
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  for (const target of [
+    '/uploads/../package.json',
+    '/uploads/../outside.json',
+    '/uploads/%2e%2e/package.json',
+    '/uploads/%2E%2E/outside.json',
+    '/uploads/..%2fpackage.json',
+    '/uploads/.%2e/.%2e/package.json',
+    '/uploads/..\\outside.json',
+    '/avatars/../uploads/' + stored,
+    '/uploads//etc/passwd',
+    '/uploads/'
+  ]) {
+    const res = await raw(port, target)
+    t.equal(res.status, 404, `${target} as sent`)
+    t.match(res.type, /^application\/json/)
+    t.same(JSON.parse(res.body), notFound)
+  }
+  t.equal((await raw(port, files.png.attachment.url)).status, 200, 'the file itself is served over HTTP')
+})
+
+t.test('a deleted file is no longer served, and the directories are made at start', async t => {
+  const { app, owner, files } = await setup(t)
+  t.ok(existsSync(app.config.uploadDir) && existsSync(app.config.avatarDir))
+  const res = await app.inject({ method: 'DELETE', url: `/api/attachments/${files.pdf.attachment.id}`, headers: bearer(owner.accessToken) })
+  t.equal(res.statusCode, 204)
+  t.equal((await app.inject({ method: 'GET', url: files.pdf.attachment.url })).statusCode, 404)
+})
+
+t.test('the OpenAPI document describes the file routes as public', async t => {
+  const app = await build(t)
+  const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+  for (const [url, operationId] of [['/uploads/{name}', 'getUpload'], ['/avatars/{name}', 'getAvatar']]) {
+    const get = doc.paths[url].get
+    t.equal(get.operationId, operationId)
+    t.same(get.tags, ['files'])
+    t.same(get.security, [], 'no token')
+    t.ok(get.responses['200'].content['image/webp'])
+    t.ok(get.responses['404'])
+  }
+  t.ok(doc.paths['/uploads/{name}'].get.responses['200'].content['application/pdf'])
+})
