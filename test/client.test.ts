@@ -1,0 +1,38 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import sharp from 'sharp'
+import openapiTS, { astToString } from 'openapi-typescript'
+import { build } from './helper'
+
+const CLIENT = path.join(__dirname, 'client')
+
+t.test('a client generated from the document compiles and drives a whole session', async t => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const baseUrl = `http://127.0.0.1:${port}`
+
+  const doc = await (await fetch(`${baseUrl}/api/openapi.json`)).json()
+  mkdirSync(path.join(CLIENT, '.generated'), { recursive: true })
+  writeFileSync(path.join(CLIENT, '.generated', 'api.d.ts'), astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0])))
+
+  const tsc = require.resolve('typescript/bin/tsc')
+  const compiled = await promisify(execFile)(process.execPath, [tsc, '-p', path.join(CLIENT, 'tsconfig.json')]).then(
+    () => '',
+    (error: { stdout?: string }) => error.stdout ?? String(error)
+  )
+  t.equal(compiled, '', 'the client compiles against the generated types')
+
+  const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#c33' } }).png().toBuffer()
+  // Loaded by path: the flow is type-checked above, against the generated types only.
+  const { runFlow } = await import(path.join(CLIENT, 'flow')) as { runFlow: (url: string, files: { png: ArrayBuffer }) => Promise<Array<{ name: string, status: number }>> }
+  const steps = await runFlow(baseUrl, { png: png.buffer.slice(png.byteOffset, png.byteOffset + png.byteLength) as ArrayBuffer })
+  t.same(steps.map(step => step.name), [
+    'register', 'me', 'invite', 'register with the invite', 'members', 'create child', 'add measurement', 'add measurement',
+    'visit with a measurement', 'list with filter and sort', 'upload attachment', 'growth', 'refresh', 'logout', 'refused after logout'
+  ])
+  t.equal(steps[steps.length - 1].status, 401, 'the session is over after logout')
+})
