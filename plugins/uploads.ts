@@ -1,11 +1,10 @@
 import fp from 'fastify-plugin'
 import type { onSendAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
-import { mkdir, readdir, stat } from 'node:fs/promises'
-import path from 'node:path'
+import { mkdir } from 'node:fs/promises'
 import { encodeAvatar } from '../lib/files/avatar'
-import { TEMPORARY_NAME } from '../lib/files/names'
 import { receiveUpload, type Upload, type UploadRules } from '../lib/files/receive'
 import { removeQuietly } from '../lib/files/store'
+import { sweepOrphans } from '../lib/files/sweep'
 import { ATTACHMENT_TYPES, AVATAR_TYPES } from '../lib/files/types'
 import { ConfigError } from './config'
 
@@ -26,18 +25,6 @@ declare module 'fastify' {
   }
 }
 
-/** Temporary files older than this are left over from a stopped process. */
-const STALE_MS = 24 * 60 * 60 * 1000
-
-async function removeStale (dir: string): Promise<void> {
-  for (const name of await readdir(dir)) {
-    if (!TEMPORARY_NAME.test(name)) continue
-    const file = path.join(dir, name)
-    const info = await stat(file).catch(() => undefined)
-    if (info !== undefined && Date.now() - info.mtimeMs > STALE_MS) await removeQuietly(file)
-  }
-}
-
 /**
  * File storage: the upload and avatar directories, made at start, and the
  * hooks of the upload routes. The upload is read before validation (it is the
@@ -50,11 +37,30 @@ export default fp(async function uploads (fastify) {
   for (const [setting, dir] of [['UPLOAD_DIR', config.uploadDir], ['AVATAR_DIR', config.avatarDir]]) {
     try {
       await mkdir(dir, { recursive: true })
-      await removeStale(dir)
     } catch (error) {
       throw new ConfigError(setting, `cannot be used: ${(error as Error).message}`)
     }
   }
+
+  // Files a stopped process left without their row are removed in the
+  // background once the service is up.
+  fastify.addHook('onReady', async () => {
+    const { sql } = fastify
+    const sweeps = [
+      sweepOrphans(config.uploadDir, async names => new Set((await sql<{ name: string }[]>`
+        select stored_name as name from attachments where stored_name in ${sql(names)}
+      `).map(row => row.name))),
+      sweepOrphans(config.avatarDir, async names => new Set((await sql<{ name: string }[]>`
+        select avatar_name as name from children where avatar_name in ${sql(names)}
+      `).map(row => row.name)))
+    ]
+    Promise.all(sweeps).then(
+      ([uploads, avatars]) => {
+        if (uploads.length + avatars.length > 0) fastify.log.warn({ uploads, avatars }, 'removed files left without their rows')
+      },
+      error => fastify.log.warn({ err: error }, 'the sweep of orphaned files failed')
+    )
+  })
 
   const rules: Record<UploadKind, UploadRules> = {
     attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ['visitId', 'measurementId', 'illnessId'] },
@@ -79,4 +85,4 @@ export default fp(async function uploads (fastify) {
       }
     }
   })
-}, { name: 'uploads', dependencies: ['config'] })
+}, { name: 'uploads', dependencies: ['config', 'db'] })
