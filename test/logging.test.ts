@@ -47,3 +47,34 @@ t.test('production logs errors only, without request bodies', async t => {
   t.notOk(logs.some(line => line.includes('a@example.org')), 'no request body')
   for (const secret of SECRETS) t.notOk(logs.some(line => line.includes(secret)))
 })
+
+t.test('a whole session in production leaves no secret and no body in the logs', async t => {
+  const logs: string[] = []
+  const app = await build(t, {
+    logs,
+    env: { NODE_ENV: 'production', LOG_LEVEL: 'trace', REGISTRATION: 'open', UPLOAD_DIR: '/tmp/child-health-log-uploads', AVATAR_DIR: '/tmp/child-health-log-avatars' }
+  })
+  const secrets: string[] = ['first secret pass', 'second secret pass', 'changed secret pass']
+  const post = async (url: string, payload: object, token?: string) => app.inject({
+    method: 'POST', url, payload, headers: token === undefined ? {} : { authorization: `Bearer ${token}` }
+  })
+  const a = (await post('/api/auth/register', { email: 'a@example.org', password: secrets[0], name: 'Alma' })).json()
+  const b = (await post('/api/auth/register', { email: 'b@example.org', password: secrets[1], name: 'Bo' })).json()
+  const family = (await app.inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${a.accessToken}` } })).json().families[0].id
+  const invite = (await post(`/api/families/${family}/invites`, { email: 'b@example.org', role: 'member' }, a.accessToken)).json()
+  await post('/api/invites/accept', { token: invite.token }, b.accessToken)
+  await post('/api/children', { name: 'Secret Child Name', dateOfBirth: '2021-01-01', sex: 'female', familyId: family }, a.accessToken)
+  const refreshed = (await post('/api/auth/refresh', { refreshToken: a.refreshToken })).json()
+  await post('/api/auth/refresh', { refreshToken: a.refreshToken })
+  await post('/api/me/password', { currentPassword: secrets[0], newPassword: secrets[2] }, refreshed.accessToken)
+  await post('/api/auth/login', { email: 'a@example.org', password: 'wrong but secret' })
+  await post('/api/auth/logout', { refreshToken: refreshed.refreshToken }, refreshed.accessToken)
+  secrets.push('wrong but secret', a.accessToken, a.refreshToken, b.accessToken, b.refreshToken, refreshed.accessToken, refreshed.refreshToken, invite.token)
+  for (const row of await app.sql`select password_hash as secret from users union all select token_hash from refresh_tokens union all select token_hash from invites`) {
+    secrets.push(row.secret)
+  }
+  const text = logs.join('\n')
+  t.ok(logs.length > 10, `${logs.length} log lines`)
+  t.same(secrets.filter(secret => text.includes(secret)), [], 'no password, token or hash')
+  t.notOk(text.includes('Secret Child Name'), 'no request body')
+})
