@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -123,7 +123,7 @@ export async function register (app: App, body: Record<string, unknown> = {}): P
   const res = await app.inject({
     method: 'POST',
     url: '/api/auth/register',
-    payload: { email: `user${counter}-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD, name: `User ${counter}`, ...body }
+    payload: { email: `user${counter}-${randomInt(1000000)}@example.org`, password: PASSWORD, name: `User ${counter}`, ...body }
   })
   if (res.statusCode !== 201) throw new Error(`register answered ${res.statusCode}: ${res.body}`)
   return res.json()
