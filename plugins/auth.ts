@@ -6,6 +6,8 @@ import type { FastifyRequest } from 'fastify'
 import { errors } from '../lib/errors'
 import type { Db } from './db'
 import { findPrincipal, insertRefreshToken, type FamilyRole } from '../sql/sessions'
+import { targetQuery } from '../sql/scope'
+import { prefetchableTarget } from './family-scope'
 import { familyIdsOf } from '../sql/families'
 import type { Role } from '../sql/users'
 
@@ -120,9 +122,12 @@ export default fp(async function auth (fastify) {
     const userId = positiveInteger(claims.sub)
     const sessionId = positiveInteger(claims.sid)
     if (userId === null || sessionId === null) throw new errors.unauthorized('The access token is not valid')
-    const principal = await findPrincipal(fastify.sql, userId, sessionId)
+    const ahead = fastify.hasDecorator('scopedRoutes') ? prefetchableTarget(fastify.scopedRoutes, request) : null
+    const lookup = ahead === null ? null : targetQuery(fastify.sql, userId, ahead.target, ahead.id)
+    const principal = await findPrincipal(fastify.sql, userId, sessionId, lookup)
     if (principal === undefined || !principal.sessionActive) throw new errors.unauthorized('The session has ended')
     if (principal.disabled) throw new errors.accountDisabled()
     request.user = { id: principal.id, role: principal.role, sessionId, families: new Map(principal.families) }
+    if (ahead !== null) request.prefetchedScope = { locator: ahead.locator, id: ahead.id, resolved: principal.target }
   })
 }, { name: 'auth', dependencies: ['config', 'db'] })

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import { errors, withDetails } from '../lib/errors'
-import { resolveTarget, type RecordTable } from '../sql/scope'
+import { resolveTarget, type RecordTable, type Resolved } from '../sql/scope'
 import type { FamilyRole } from '../sql/sessions'
 
 /** Where the id of the target is read: a path parameter, a body field or a query parameter. */
@@ -33,13 +33,45 @@ export interface Scope {
   role: FamilyRole
 }
 
+/** A target the authentication looked up ahead, in its own query, for the scope to use. */
+export interface Prefetched {
+  locator: Locator
+  id: number
+  resolved: Resolved | null
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     scope: Scope
+    prefetchedScope: Prefetched | null
   }
   interface FastifyInstance {
     familyScope: (options: ScopeOptions) => preHandlerAsyncHookHandler
+    /** The scope of each route, by `METHOD url`. */
+    scopedRoutes: Map<string, ScopeOptions>
   }
+}
+
+const SCOPE = Symbol('scope options')
+
+function locatorOf (target: Target): Locator {
+  return 'family' in target ? target.family : 'child' in target ? target.child : target.at
+}
+
+/**
+ * The target of a request's route, when its id is in the path or the query
+ * string, so that authentication can look it up in the same statement as the
+ * caller. The scope still decides: this only saves it a round trip.
+ */
+export function prefetchableTarget (scopedRoutes: Map<string, ScopeOptions>, request: FastifyRequest): { target: Target, locator: Locator, id: number } | null {
+  const options = scopedRoutes.get(`${request.method} ${request.routeOptions.url}`)
+  if (options === undefined) return null
+  const locator = locatorOf(options.target)
+  if (locator.startsWith('body.')) return null
+  const raw = read(request, locator)
+  if (typeof raw !== 'string' || !/^[1-9]\d{0,9}$/.test(raw)) return null
+  const id = Number(raw)
+  return id <= 2147483647 ? { target: options.target, locator, id } : null
 }
 
 const RANK: Record<FamilyRole, number> = { viewer: 1, member: 2, owner: 3 }
@@ -76,14 +108,23 @@ function defaultName (target: Target): string {
  */
 export default fp(async function familyScope (fastify) {
   fastify.decorateRequest('scope', null as unknown as Scope)
+  fastify.decorateRequest('prefetchedScope', null)
+  const scopedRoutes = new Map<string, ScopeOptions>()
+  fastify.decorate('scopedRoutes', scopedRoutes)
+  fastify.addHook('onRoute', route => {
+    const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
+    const scoped = hooks.find(hook => (hook as unknown as Record<symbol, unknown>)[SCOPE] !== undefined) as unknown as Record<symbol, ScopeOptions> | undefined
+    if (scoped === undefined) return
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) scopedRoutes.set(`${method} ${route.url}`, scoped[SCOPE])
+  })
 
   fastify.decorate('familyScope', function (options: ScopeOptions): preHandlerAsyncHookHandler {
     const name = options.name ?? defaultName(options.target)
-    return async function scope (request) {
+    const scope: preHandlerAsyncHookHandler = async function scope (request) {
       const method = request.method
       const needed = options.role ?? (method === 'GET' || method === 'HEAD' ? 'viewer' : 'member')
       const target = options.target
-      const locator = 'family' in target ? target.family : 'child' in target ? target.child : target.at
+      const locator = locatorOf(target)
       let id = read(request, locator)
       if (id === undefined || id === null) {
         if (options.whenAbsent === 'skip') return
@@ -91,12 +132,16 @@ export default fp(async function familyScope (fastify) {
       }
       if (typeof id !== 'number') throw new errors.notFound(name)
 
-      const resolved = await resolveTarget(fastify.sql, request.user.id, target, id)
+      const prefetched = request.prefetchedScope
+      const resolved = prefetched !== null && prefetched.locator === locator && prefetched.id === id
+        ? prefetched.resolved ?? undefined
+        : await resolveTarget(fastify.sql, request.user.id, target, id)
       if (resolved === undefined) throw new errors.notFound(name)
       if (resolved.role === null) throw new errors.forbidden()
       const acting = options.self !== undefined && read(request, options.self) === request.user.id
       if (!acting && RANK[resolved.role] < RANK[needed]) throw new errors.forbidden()
       request.scope = { familyId: resolved.familyId, childId: resolved.childId, childBirth: resolved.childBirth, role: resolved.role }
     }
+    return Object.assign(scope, { [SCOPE]: options })
   })
 }, { name: 'family-scope', dependencies: ['db', 'auth'] })

@@ -1,4 +1,6 @@
+import type { PendingQuery } from 'postgres'
 import type { Db } from '../plugins/db'
+import type { Resolved } from './scope'
 
 /** A session is one login; its refresh tokens form a chain, each knowing the token it replaced. */
 export interface Session {
@@ -112,9 +114,18 @@ export interface Principal {
   disabled: boolean
   sessionActive: boolean
   families: Array<[number, FamilyRole]>
+  /** The route's target, when one was asked for: its family and the caller's role, or null when it does not exist. */
+  target: Resolved | null
 }
 
-export async function findPrincipal (db: Db, userId: number, sessionId: number): Promise<Principal | undefined> {
+/**
+ * The user and session of an access token, and their memberships; with
+ * `target`, the family scope's lookup rides along in the same statement.
+ */
+export async function findPrincipal (db: Db, userId: number, sessionId: number, target: PendingQuery<Resolved[]> | null = null): Promise<Principal | undefined> {
+  const lookup = target === null
+    ? db`null::json as target`
+    : db`(select row_to_json(t) from (${target}) t) as target`
   const [row] = await db<Principal[]>`
     select
       u.id, u.role, u.disabled,
@@ -123,7 +134,8 @@ export async function findPrincipal (db: Db, userId: number, sessionId: number):
         (select json_agg(json_build_array(m.family_id, m.role) order by m.family_id)
          from family_members m where m.user_id = u.id),
         '[]'
-      ) as families
+      ) as families,
+      ${lookup}
     from sessions s
     join users u on u.id = s.user_id
     where s.id = ${sessionId} and s.user_id = ${userId}
