@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../lib/errors'
 import type { Db } from './db'
-import { findPrincipal, insertRefreshToken, type FamilyRole } from '../sql/sessions'
+import { findPrincipal, insertRefreshToken } from '../sql/sessions'
 import { targetQuery } from '../sql/scope'
 import { prefetchableTarget } from './family-scope'
 import { familyIdsOf } from '../sql/families'
@@ -16,8 +16,6 @@ export interface AuthUser {
   id: number
   role: Role
   sessionId: number
-  /** The caller's families and role in each. */
-  families: Map<number, FamilyRole>
 }
 
 interface AccessClaims {
@@ -127,7 +125,7 @@ export default fp(async function auth (fastify) {
     const principal = await findPrincipal(fastify.sql, userId, sessionId, lookup)
     if (principal === undefined || !principal.sessionActive) throw new errors.unauthorized('The session has ended')
     if (principal.disabled) throw new errors.accountDisabled()
-    request.user = { id: principal.id, role: principal.role, sessionId, families: new Map(principal.families) }
+    request.user = { id: principal.id, role: principal.role, sessionId }
     if (ahead !== null) request.prefetchedScope = { locator: ahead.locator, id: ahead.id, resolved: principal.target }
   })
 }, { name: 'auth', dependencies: ['config', 'db'] })

@@ -2,6 +2,8 @@ import fp from 'fastify-plugin'
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import { errors, withDetails } from '../lib/errors'
 import { resolveTarget, type RecordTable, type Resolved } from '../sql/scope'
+import { familyIdsOf } from '../sql/families'
+import type { Db } from './db'
 import type { FamilyRole } from '../sql/sessions'
 
 /** Where the id of the target is read: a path parameter, a body field or a query parameter. */
@@ -83,8 +85,8 @@ function read (request: FastifyRequest, locator: Locator): unknown {
 }
 
 /** The caller's family when there is exactly one; otherwise the field is required. */
-function onlyFamily (request: FastifyRequest, locator: Locator): number {
-  const families = [...request.user.families.keys()]
+async function onlyFamily (db: Db, request: FastifyRequest, locator: Locator): Promise<number> {
+  const families = await familyIdsOf(db, request.user.id)
   if (families.length === 1) return families[0]
   const path = '/' + locator.replace('.', '/')
   throw withDetails(new errors.validation('The request is not valid'), {
@@ -128,7 +130,7 @@ export default fp(async function familyScope (fastify) {
       let id = read(request, locator)
       if (id === undefined || id === null) {
         if (options.whenAbsent === 'skip') return
-        if (options.whenAbsent === 'only-family') id = onlyFamily(request, locator)
+        if (options.whenAbsent === 'only-family') id = await onlyFamily(fastify.sql, request, locator)
       }
       if (typeof id !== 'number') throw new errors.notFound(name)
 

@@ -113,13 +113,12 @@ export interface Principal {
   role: 'admin' | 'user'
   disabled: boolean
   sessionActive: boolean
-  families: Array<[number, FamilyRole]>
   /** The route's target, when one was asked for: its family and the caller's role, or null when it does not exist. */
   target: Resolved | null
 }
 
 /**
- * The user and session of an access token, and their memberships; with
+ * The user and session of an access token; with
  * `target`, the family scope's lookup rides along in the same statement.
  */
 export async function findPrincipal (db: Db, userId: number, sessionId: number, target: PendingQuery<Resolved[]> | null = null): Promise<Principal | undefined> {
@@ -130,11 +129,6 @@ export async function findPrincipal (db: Db, userId: number, sessionId: number, 
     select
       u.id, u.role, u.disabled,
       s.revoked_at is null and s.expires_at > now() as "sessionActive",
-      coalesce(
-        (select json_agg(json_build_array(m.family_id, m.role) order by m.family_id)
-         from family_members m where m.user_id = u.id),
-        '[]'
-      ) as families,
       ${lookup}
     from sessions s
     join users u on u.id = s.user_id
