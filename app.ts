@@ -69,16 +69,18 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   }).withTypeProvider<TypeBoxTypeProvider>()
   options.setup?.(app)
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
 
   // While shutting down, answers close their connection, so that a keep-alive
   // client does not hold the server open once its request is done.
   let closing = false
   app.addHook('preClose', async () => { closing = true })
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close')
+    done(null, payload)
   })
 
   await app.register(configPlugin, { config })

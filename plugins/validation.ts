@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify'
 
 type Schema = Record<string, any>
 
@@ -94,6 +94,21 @@ export function normalizeBody (value: unknown, schema: Schema | undefined, requi
   return value
 }
 
+function normalize (request: FastifyRequest): void {
+  const schema = request.routeOptions.schema
+  if (schema === undefined) return
+  const body = schema.body as Schema | undefined
+  if (body !== undefined && request.body === undefined && body.type === 'object' && (body.required ?? []).length === 0) {
+    // A body whose fields are all optional may be left out entirely.
+    request.body = {}
+  } else if (body !== undefined && request.body !== undefined) {
+    request.body = normalizeBody(request.body, body)
+  }
+  if (request.query !== null && typeof request.query === 'object') {
+    normalizeQuery(request.query as Record<string, unknown>)
+  }
+}
+
 /** Query strings are trimmed too; an empty parameter counts as absent. */
 function normalizeQuery (query: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(query)) {
@@ -105,18 +120,12 @@ function normalizeQuery (query: Record<string, unknown>): void {
 }
 
 export default fp(async function validation (fastify) {
-  fastify.addHook('preValidation', async request => {
-    const schema = request.routeOptions.schema
-    if (schema === undefined) return
-    const body = schema.body as Schema | undefined
-    if (body !== undefined && request.body === undefined && body.type === 'object' && (body.required ?? []).length === 0) {
-      // A body whose fields are all optional may be left out entirely.
-      request.body = {}
-    } else if (body !== undefined && request.body !== undefined) {
-      request.body = normalizeBody(request.body, body)
-    }
-    if (request.query !== null && typeof request.query === 'object') {
-      normalizeQuery(request.query as Record<string, unknown>)
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    try {
+      normalize(request)
+      done()
+    } catch (error) {
+      done(error as Error)
     }
   })
 }, { name: 'validation' })
