@@ -2,6 +2,7 @@ import type { PendingQuery, Row } from 'postgres'
 import type { GrowthMeasurement } from '../lib/growth/point'
 import type { Db } from '../plugins/db'
 import { camelRow, type RecordTableSpec } from './records'
+import type { Attachment } from './attachments'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -28,19 +29,6 @@ export interface FamilyMemberName {
   role: string
 }
 
-export interface ExportAttachment {
-  id: number
-  childId: number
-  visitId: number | null
-  measurementId: number | null
-  illnessId: number | null
-  fileName: string
-  contentType: string
-  sizeBytes: number
-  url: string
-  createdAt: Date
-}
-
 export async function exportSnapshot (db: Db): Promise<Snapshot> {
   const [row] = await db<Snapshot[]>`
     select now() as "exportedAt",
@@ -65,8 +53,8 @@ export function recordBatches (db: Db, spec: RecordTableSpec, childId: number, o
 }
 
 /** A child's attachments, newest first as their list answers by default. */
-export function attachmentBatches (db: Db, childId: number): AsyncIterable<ExportAttachment[]> {
-  return db<ExportAttachment[]>`
+export function attachmentBatches (db: Db, childId: number): AsyncIterable<Attachment[]> {
+  return db<Attachment[]>`
     select id, child_id as "childId", visit_id as "visitId", measurement_id as "measurementId", illness_id as "illnessId",
            file_name as "fileName", content_type as "contentType", size_bytes as "sizeBytes",
            '/uploads/' || stored_name as url, created_at as "createdAt"
