@@ -52,7 +52,8 @@ function portIsFree (port: number): Promise<boolean> {
   })
 }
 
-function freePort (): Promise<number> {
+/** A port nobody listens on right now, on the loopback address. */
+export function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer()
     server.once('error', reject)

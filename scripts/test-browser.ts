@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
+import { freePort } from '../lib/embedded-db'
 
 /**
  * Opens the docs page in headless Chromium against a real server on an
@@ -12,15 +12,6 @@ import { chromium } from 'playwright-core'
  */
 const ROOT = path.join(__dirname, '..')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-
-function freePort (): Promise<number> {
-  return new Promise(resolve => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function waitForHealth (base: string): Promise<void> {
   for (let waited = 0; waited < 60000; waited += 250) {

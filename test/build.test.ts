@@ -1,24 +1,14 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { TEST_ENV, testDatabase } from './helper'
+import { freePort } from '../lib/embedded-db'
 
 const ROOT = path.join(__dirname, '..')
 const run = promisify(execFile)
-
-function freePort (): Promise<number> {
-  return new Promise(resolve => {
-    const server = net.createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function health (port: number): Promise<{ status: number, body: any } | null> {
   try {

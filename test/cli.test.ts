@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
 import { bearer, login, PASSWORD, TEST_ENV, testConfig, testDatabase } from './helper'
+import { freePort } from '../lib/embedded-db'
 
 const ROOT = path.join(__dirname, '..')
 const NEW_PASSWORD = 'a brand new passphrase'
@@ -148,16 +148,6 @@ t.test('usage and unknown commands', async t => {
   refused(t, await cli(['frobnicate'], env), /^unknown command "frobnicate"/)
   refused(t, await cli(['migrate', 'extra'], env), /Unexpected argument 'extra'/)
 })
-
-function freePort (): Promise<number> {
-  return new Promise(resolve => {
-    const server = net.createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function healthy (port: number, ms = 60000): Promise<boolean> {
   for (const started = Date.now(); Date.now() - started < ms;) {

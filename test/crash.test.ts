@@ -1,22 +1,13 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import sharp from 'sharp'
 import { TEST_ENV, testDatabase } from './helper'
+import { freePort } from '../lib/embedded-db'
 
 const ROOT = path.join(__dirname, '..')
-
-function freePort (): Promise<number> {
-  return new Promise(resolve => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 function start (env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server.ts')], {

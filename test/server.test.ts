@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { createSql } from '../plugins/db'
 import { TEST_ENV, testDatabase } from './helper'
+import { freePort } from '../lib/embedded-db'
 
 const ROOT = path.join(__dirname, '..')
 
@@ -13,16 +13,6 @@ interface Run {
   code: number | null
   stdout: string
   stderr: string
-}
-
-function freePort (): Promise<number> {
-  return new Promise(resolve => {
-    const server = net.createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** Starts the real entry point with exactly the given environment. */

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
 import { settings } from './settings'
 import { startProcess, waitForHttp } from './processes'
+import { freePort } from '../../lib/embedded-db'
 
 export const ROOT = path.join(__dirname, '..', '..')
 const SHARED_GROWTH = path.join(ROOT, '..', 'shared', 'growth')
@@ -11,17 +11,6 @@ const SHARED_GROWTH = path.join(ROOT, '..', 'shared', 'growth')
 export interface Service {
   url: string
   growthTables: boolean
-}
-
-function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** Only what the child needs: nothing of the caller's configuration leaks into the service. */
