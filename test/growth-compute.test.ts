@@ -5,9 +5,10 @@ import { readTableFiles } from '../lib/growth/data'
 import { daysBetween, growthPoint, type GrowthMeasurement } from '../lib/growth/point'
 import { ageScore, weightForHeightScore, type AgeIndicator } from '../lib/growth/scores'
 import { parseTable, parseTables, type GrowthTables, type Sex } from '../lib/growth/tables'
+import { growthDir } from './helper'
 
-// The WHO tables are read at run time from the shared folder; no value of theirs is written here.
-const SHARED = path.join(__dirname, '..', '..', 'shared', 'growth')
+// The WHO tables are read at run time from the run's table folder (see test/setup/growth.ts); no value of theirs is written here.
+const TABLES = growthDir()
 const MONTH = 30.4375
 
 interface Lms { l: number; m: number; s: number }
@@ -17,7 +18,7 @@ const texts = new Map<string, string[][]>()
 /** A row of a WHO table as the file has it, read by hand. */
 function row (file: string, sex: Sex, key: number): Lms & { lorh?: string } {
   if (!texts.has(file)) {
-    texts.set(file, readFileSync(path.join(SHARED, file), 'utf8').split('\r\n').slice(1).map(line => line.split('\t')))
+    texts.set(file, readFileSync(path.join(TABLES, file), 'utf8').split('\r\n').slice(1).map(line => line.split('\t')))
   }
   const code = sex === 'male' ? '1' : '2'
   const cells = texts.get(file)!.find(cells => cells[0] === code && Math.abs(Number(cells[1]) - key) < 1e-9)
@@ -36,7 +37,7 @@ const round2 = (x: number): number => Math.round(x * 100) / 100
 let tables: GrowthTables
 
 t.before(async () => {
-  const { files, failed } = await readTableFiles(SHARED)
+  const { files, failed } = await readTableFiles(TABLES)
   if (failed.size > 0) throw new Error(`shared tables refused: ${[...failed.values()].join('; ')}`)
   tables = parseTables(files)
 })

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
@@ -6,9 +7,10 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { TABLE_NAMES, TABLE_SOURCES, tableUrl } from '../lib/growth/sources'
-import { build, authHeaders } from './helper'
+import { build, authHeaders, growthDir } from './helper'
+import { findTestTables } from './setup/growth'
 
-const SHARED = path.join(__dirname, '..', '..', 'shared', 'growth')
+const TABLES = growthDir()
 const FILES = TABLE_NAMES.map(name => TABLE_SOURCES[name].file).sort()
 const CURVE = '/api/growth-standards/weight-for-age?sex=female&from=0&to=10'
 
@@ -17,7 +19,7 @@ interface Mirror {
   requests: string[]
 }
 
-/** A local HTTP server serving the shared folder; `altered` names a file served with one byte changed. */
+/** A local HTTP server serving the run's tables; `altered` names a file served with one byte changed. */
 async function mirror (t: Test, options: { altered?: string; silent?: boolean } = {}): Promise<Mirror> {
   const requests: string[] = []
   const server = http.createServer((request, response) => {
@@ -26,7 +28,7 @@ async function mirror (t: Test, options: { altered?: string; silent?: boolean } 
     if (options.silent === true) return
     let content: Buffer
     try {
-      content = readFileSync(path.join(SHARED, name))
+      content = readFileSync(path.join(TABLES, name))
     } catch {
       response.writeHead(404).end()
       return
@@ -69,10 +71,10 @@ function isGrowthMissing (t: Test, res: { statusCode: number; headers: Record<st
   t.match(body.error, /GROWTH_DATA_DIR/, 'the message says how to install the tables')
 }
 
-t.test('the pinned sums are those of the shared tables, and the pinned URLs are WHO\'s', async t => {
+t.test('the pinned sums are those of the run\'s tables, and the pinned URLs are WHO\'s', async t => {
   for (const name of TABLE_NAMES) {
     const { file, sha256: pinned } = TABLE_SOURCES[name]
-    t.equal(sha256(path.join(SHARED, file)), pinned, file)
+    t.equal(sha256(path.join(TABLES, file)), pinned, file)
   }
   t.equal(tableUrl('weightForAge2006', null),
     'https://raw.githubusercontent.com/WorldHealthOrganization/anthro/b776d8a12b1c97369c748b561159fd2ec4f4db58/data-raw/growthstandards/weianthro.txt')
@@ -89,7 +91,7 @@ t.test('missing tables are downloaded once, checked and saved', async t => {
   t.equal(app.growth.ready, true)
   t.same(source.requests.sort(), FILES, 'each file is asked for once')
   t.same(readdirSync(dir).sort(), FILES, 'the nine files are saved, and no temporary file is left')
-  for (const file of FILES) t.equal(sha256(path.join(dir, file)), sha256(path.join(SHARED, file)), `${file} is saved as served`)
+  for (const file of FILES) t.equal(sha256(path.join(dir, file)), sha256(path.join(TABLES, file)), `${file} is saved as served`)
 
   const res = await app.inject({ method: 'GET', headers: await authHeaders(app), url: CURVE })
   t.equal(res.statusCode, 200)
@@ -103,7 +105,7 @@ t.test('missing tables are downloaded once, checked and saved', async t => {
 t.test('only the missing or refused tables are downloaded', async t => {
   const dir = emptyDir(t)
   const [absent, tampered, ...kept] = FILES
-  for (const file of kept) copyFileSync(path.join(SHARED, file), path.join(dir, file))
+  for (const file of kept) copyFileSync(path.join(TABLES, file), path.join(dir, file))
   writeFileSync(path.join(dir, tampered), 'sex\tage\tl\tm\ts\r\n')
   const source = await mirror(t)
   const logs: string[] = []
@@ -111,7 +113,7 @@ t.test('only the missing or refused tables are downloaded', async t => {
   await app.growth.loading
   t.same(source.requests.sort(), [absent, tampered].sort())
   t.equal(app.growth.ready, true)
-  t.equal(sha256(path.join(dir, tampered)), sha256(path.join(SHARED, tampered)), 'the refused file is replaced by the checked one')
+  t.equal(sha256(path.join(dir, tampered)), sha256(path.join(TABLES, tampered)), 'the refused file is replaced by the checked one')
   t.ok(logs.some(line => JSON.parse(line).level === 40 && line.includes(tampered)), 'the refused file is logged at warn level')
 })
 
@@ -159,4 +161,41 @@ t.test('the start does not wait for the download, and closing stops it', async t
   await app.close()
   t.ok(Date.now() - closing < 5000, 'closing aborts the download')
   t.same(readdirSync(dir), [])
+})
+
+t.test('a clone without the tables beside it fills a cache folder once from the mirror', async t => {
+  const root = emptyDir(t)
+  const source = await mirror(t)
+  const search = { shared: path.join(root, 'no-shared'), cache: path.join(root, 'cache', 'growth'), mirror: source.url }
+  t.equal(await findTestTables(search), search.cache)
+  t.same(source.requests.sort(), FILES, 'each file is asked for once')
+  t.same(readdirSync(search.cache).sort(), FILES)
+  t.equal(await findTestTables(search), search.cache, 'the next run uses the cache')
+  t.equal(source.requests.length, FILES.length, 'without downloading anything')
+  t.equal(await findTestTables({ ...search, shared: TABLES }), TABLES, 'the folder beside the project comes first')
+})
+
+t.test('without the tables and without a network, the test run stops with one clear line', async t => {
+  const root = emptyDir(t)
+  const cache = path.join(root, 'cache')
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'setup', 'before.ts')], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: root,
+      TEST_GROWTH_SHARED_DIR: path.join(root, 'no-shared'),
+      TEST_GROWTH_CACHE_DIR: cache,
+      GROWTH_DATA_URL: `http://127.0.0.1:${await closedPort()}/`
+    }
+  })
+  t.equal(run.status, 1)
+  t.equal(run.stdout, '')
+  const lines = run.stderr.split('\n').filter(line => line !== '')
+  t.equal(lines.length, 1, 'one line')
+  t.match(lines[0], /^The tests need WHO's nine growth tables/)
+  t.match(lines[0], cache, 'it names the folder to copy them into')
+  t.match(lines[0], /GROWTH_DATA_URL/, 'and the setting of a mirror')
+  t.notMatch(lines[0], /\bat \S+:\d+/, 'no stack trace')
 })

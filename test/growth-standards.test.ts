@@ -1,10 +1,10 @@
 import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { build, authHeaders } from './helper'
+import { build, authHeaders, growthDir } from './helper'
 
-// The WHO tables are read at run time from the shared folder; no value of theirs is written here.
-const SHARED = path.join(__dirname, '..', '..', 'shared', 'growth')
+// The WHO tables are read at run time from the run's table folder (see test/setup/growth.ts); no value of theirs is written here.
+const TABLES = growthDir()
 const SOURCE = 'WHO Child Growth Standards (2006); WHO Reference 2007'
 const MONTH = 30.4375
 
@@ -16,7 +16,7 @@ interface Lms { l: number; m: number; s: number }
 /** The rows of one sex of a WHO table, as the file has them. */
 function rows (file: string, sex: 'male' | 'female'): Array<Lms & { key: number }> {
   const code = sex === 'male' ? '1' : '2'
-  return readFileSync(path.join(SHARED, file), 'utf8').split('\r\n').slice(1)
+  return readFileSync(path.join(TABLES, file), 'utf8').split('\r\n').slice(1)
     .map(line => line.split('\t'))
     .filter(cells => cells[0] === code)
     .map(cells => ({ key: Number(cells[1]), l: Number(cells[2]), m: Number(cells[3]), s: Number(cells[4]) }))
@@ -32,7 +32,7 @@ function isPointOf (t: Test, point: any, lms: Lms, x: number, reference: string)
 }
 
 async function app (t: Test) {
-  return await build(t, { env: { GROWTH_DATA_DIR: SHARED } })
+  return await build(t, { env: { GROWTH_DATA_DIR: TABLES } })
 }
 
 async function curve (server: Awaited<ReturnType<typeof app>>, url: string) {

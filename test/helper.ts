@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Writable } from 'node:stream'
@@ -8,7 +8,7 @@ import { buildApp, type App } from '../app'
 import { loadConfig, type Config } from '../plugins/config'
 import { createSql, type Sql } from '../plugins/db'
 import { ResponseChecker } from './openapi-check'
-import { STATE_FILE, withDatabase, type TestDbState } from './setup/state'
+import { testState, withDatabase } from './setup/state'
 
 export type { App }
 
@@ -19,16 +19,13 @@ export const TEST_ENV = {
   JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdefghijk',
   BCRYPT_COST: '10',
   AUTH_RATE_LIMIT_MAX: '100000',
-  // The WHO tables beside the project, so that no test app downloads them.
-  GROWTH_DATA_DIR: path.join(__dirname, '..', '..', 'shared', 'growth')
+  // The run's checked WHO tables, so that no test app downloads them.
+  get GROWTH_DATA_DIR (): string { return testState().growthDir }
 }
 
-function state (): TestDbState {
-  try {
-    return JSON.parse(readFileSync(STATE_FILE, 'utf8'))
-  } catch {
-    throw new Error('no test database: run the tests with `npm test` (tap starts the database first)')
-  }
+/** The folder of the run's checked WHO growth tables. */
+export function growthDir (): string {
+  return testState().growthDir
 }
 
 export interface TestDatabase {
@@ -42,7 +39,7 @@ export interface TestDatabase {
  * at teardown. `empty` gives a database without any schema instead.
  */
 export async function testDatabase (t: Test, { empty = false, timezone }: { empty?: boolean; timezone?: string } = {}): Promise<TestDatabase> {
-  const { adminUrl, template } = state()
+  const { adminUrl, template } = testState()
   const name = `${template}_${randomBytes(5).toString('hex')}`
   const admin = createSql(adminUrl, { max: 1 })
   try {

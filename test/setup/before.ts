@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { createSql } from '../../plugins/db'
 import { migrate } from '../../sql/migrations'
+import { findTestTables } from './growth'
 import { STATE_FILE, withDatabase, type TestDbState } from './state'
 
 /**
@@ -33,6 +34,13 @@ async function startDaemon (): Promise<{ url: string; pid: number; dir: string }
 }
 
 async function main (): Promise<void> {
+  let growthDir: string
+  try {
+    growthDir = await findTestTables()
+  } catch (error) {
+    console.error((error as Error).message)
+    process.exit(1)
+  }
   const given = process.env.TEST_DATABASE_URL
   const daemon = given === undefined || given === '' ? await startDaemon() : null
   const serverUrl = daemon?.url ?? (given as string)
@@ -52,7 +60,7 @@ async function main (): Promise<void> {
     await sql.end()
   }
 
-  const state: TestDbState = { adminUrl, template, daemonPid: daemon?.pid ?? null, dir: daemon?.dir ?? null }
+  const state: TestDbState = { adminUrl, template, daemonPid: daemon?.pid ?? null, dir: daemon?.dir ?? null, growthDir }
   mkdirSync(path.dirname(STATE_FILE), { recursive: true })
   writeFileSync(STATE_FILE, JSON.stringify(state, null, 2))
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 
 /**
@@ -16,6 +17,8 @@ export interface TestDbState {
   daemonPid: number | null
   /** The embedded server's own directory, removed at the end. */
   dir: string | null
+  /** The folder holding WHO's growth tables for this run. */
+  growthDir: string
 }
 
 /** The same server with another database name. */
@@ -23,4 +26,13 @@ export function withDatabase (url: string, name: string): string {
   const target = new URL(url)
   target.pathname = '/' + name
   return target.toString()
+}
+
+/** The run's state, written by before.ts. */
+export function testState (): TestDbState {
+  try {
+    return JSON.parse(readFileSync(STATE_FILE, 'utf8'))
+  } catch {
+    throw new Error('no test database: run the tests with `npm test` (tap starts the database first)')
+  }
 }
