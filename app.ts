@@ -40,6 +40,8 @@ export interface AppOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9-]{1,64}$/
+export const HEADERS_TIMEOUT_MS = 10_000
+export const REQUEST_TIMEOUT_MS = 60_000
 
 /** Secrets never reach the logs, whatever the level. */
 export const REDACTED_PATHS = [
@@ -61,6 +63,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // A hop count is valid for proxy-addr, though Fastify's types only name the other forms.
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: JSON_BODY_LIMIT,
+    // A client that trickles its request in must not hold a connection open:
+    // headers within 10 s, the whole request within 60 s, idle keep-alive
+    // connections closed after KEEP_ALIVE_TIMEOUT; checked every second.
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.keepAliveTimeout,
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     genReqId: request => {
       const given = request.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()

@@ -46,6 +46,7 @@ class Pool {
         this.jobs.delete(id)
         if (error !== undefined) job?.reject(new Error(error))
         else job?.resolve(result)
+        this.idleWhenDone()
       })
       worker.on('error', error => {
         for (const job of this.jobs.values()) job.reject(error)
@@ -60,11 +61,18 @@ class Pool {
     return this.workers[this.turn]
   }
 
+  /** Idle workers do not keep the process alive; a worker with a job does. */
+  private idleWhenDone (): void {
+    if (this.jobs.size === 0) for (const worker of this.workers) worker.unref()
+  }
+
   run<T> (message: Record<string, unknown>): Promise<T> {
     const id = this.next++
     return new Promise<T>((resolve, reject) => {
       this.jobs.set(id, { resolve, reject })
-      this.worker().postMessage({ id, ...message })
+      const worker = this.worker()
+      worker.ref()
+      worker.postMessage({ id, ...message })
     })
   }
 }

@@ -34,6 +34,14 @@ export interface Config {
   authRateLimitWindow: number
   refreshReuseGrace: number
   bcryptCost: number
+  /** Exports running at once, in all (each user may run two). */
+  exportConcurrency: number
+  /** A download that makes no progress for this long is ended, in milliseconds. */
+  downloadIdleTimeout: number
+  /** PostgreSQL's statement_timeout on every connection, in milliseconds. */
+  statementTimeout: number
+  /** How long an idle keep-alive connection stays open, in milliseconds. */
+  keepAliveTimeout: number
 }
 
 /** A bad setting: the message is one line that names it. */
@@ -213,7 +221,11 @@ export function loadConfig (env: Env = process.env): Config {
     authRateLimitMax: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1000000),
     authRateLimitWindow: integer(env, 'AUTH_RATE_LIMIT_WINDOW', 60, 1, 86400),
     refreshReuseGrace: integer(env, 'REFRESH_REUSE_GRACE', 10, 0, 86400),
-    bcryptCost: integer(env, 'BCRYPT_COST', 12, 10, 15)
+    bcryptCost: integer(env, 'BCRYPT_COST', 12, 10, 15),
+    exportConcurrency: integer(env, 'EXPORT_CONCURRENCY', 4, 1, 1000),
+    downloadIdleTimeout: integer(env, 'DOWNLOAD_IDLE_TIMEOUT', 60, 1, 3600) * 1000,
+    statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
+    keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000
   }
 }
 

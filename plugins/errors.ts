@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { NO_ANSWER } from '../lib/db-answers'
 
 export const JSON_BODY_LIMIT = 1024 * 1024
 const MAX_ISSUES = 20
@@ -29,11 +30,15 @@ const CODE_BY_STATUS: Record<number, string> = {
   503: 'SERVICE_UNAVAILABLE'
 }
 
-/** Connection failures of postgres.js and Node, and PostgreSQL's "cannot serve now" codes. */
+/**
+ * Connection failures of postgres.js and Node, a server that stopped
+ * answering, and PostgreSQL's "cannot serve now" codes (a statement cut by
+ * statement_timeout, 57014, among them).
+ */
 const UNREACHABLE = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT',
-  '57P01', '57P02', '57P03', '53300'
+  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT', NO_ANSWER,
+  '57014', '57P01', '57P02', '57P03', '53300'
 ])
 
 export interface ErrorBody {

@@ -87,6 +87,19 @@ export class ZipWriter {
     await this.written(path, digest)
   }
 
+  /** A compressed entry of the bytes a stream gives. */
+  async stream (path: string, source: Readable): Promise<void> {
+    const digest = this.entry(path, true)
+    try {
+      await pipeline(source, digest, { signal: this.signal })
+    } catch (error) {
+      source.destroy()
+      digest.destroy()
+      throw error
+    }
+    await this.written(path, digest)
+  }
+
   /** An entry streamed from a file on disk; false when there is no such file. */
   async copy (path: string, filePath: string): Promise<boolean> {
     const handle = await openFile(filePath)

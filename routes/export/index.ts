@@ -1,34 +1,74 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { PassThrough } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { writeBundle } from '../../lib/export/bundle'
 import { attachmentDisposition } from '../../lib/export/file-names'
-import { Output } from '../../lib/export/output'
 import { apiRow } from '../../lib/export/rows'
-import { inSnapshot } from '../../lib/export/snapshot'
+import { ExportSlots } from '../../lib/export/slots'
+import { Spool } from '../../lib/export/spool'
 import { ZipWriter } from '../../lib/export/zip'
 import { errors } from '../../lib/errors'
 import { childBundle } from '../../lib/fhir'
 import { errorResponses } from '../../lib/schemas'
-import { exportSnapshot, familyChildren, familyMemberNames } from '../../sql/export'
+import { exportSnapshot, familyChildren, familyMemberNames, SNAPSHOT } from '../../sql/export'
 import { findFamily } from '../../sql/families'
 import { Growth, GrowthPoint, GrowthScore } from '../growth/schemas'
 import { exportHead, readChild, readChildRecords, writeChildDocument } from './child-records'
-import { writeFamilyArchive } from './family-archive'
+import { spoolFamily, writeFamilyArchive } from './family-archive'
 import {
   ChildExport, ChildExportParams, ChildExportQuery, ChildExportResponse, FamilyExportParams, FamilyExportResponse, FhirBundle
 } from './schemas'
 import { disconnectSignal, endWith } from './streaming'
 
+/** When a client that found every export slot taken may try again, in seconds. */
+const RETRY_AFTER = 10
+const PER_USER = 2
+
+const FAIR_USE = `At most ${PER_USER} exports run at once per user, and EXPORT_CONCURRENCY (default 4) in all: beyond that, 429 with Retry-After. ` +
+  'A download that makes no progress for 60 s (DOWNLOAD_IDLE_TIMEOUT) is ended.'
+
 /**
  * Exports: a child's whole record as JSON or as a FHIR R4 bundle, and a
- * family's as a ZIP archive. Each is read in one snapshot and streamed.
+ * family's as a ZIP archive. Each is read in one short snapshot into a spool
+ * file; the database connection is given back before the first byte goes to
+ * the client, so a slow download holds a file handle and nothing else.
  */
 const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
   const tags = ['export']
   const security = [{ bearer: [] }]
+  const slots = new ExportSlots(config.exportConcurrency, PER_USER)
   // The growth document's schemas live in the growth routes' scope; the export refers to them too.
   for (const schema of [GrowthScore, GrowthPoint, Growth, ChildExport, FhirBundle]) fastify.addSchema(schema)
+
+  /**
+   * Takes an export slot and a spool for this request; both are given back
+   * when the response ends, however it ends. A download that makes no
+   * progress for DOWNLOAD_IDLE_TIMEOUT is cut.
+   */
+  async function begin (request: FastifyRequest, reply: FastifyReply): Promise<Spool> {
+    const release = slots.take(request.user.id)
+    if (release === null) {
+      reply.header('retry-after', String(RETRY_AFTER))
+      throw new errors.rateLimited(`Too many exports at once; retry in ${RETRY_AFTER} seconds`)
+    }
+    let spool: Spool
+    try {
+      spool = await Spool.open(config.uploadDir)
+    } catch (error) {
+      release()
+      throw error
+    }
+    reply.raw.once('close', () => {
+      release()
+      void spool.close()
+      if (!reply.raw.writableFinished) request.log.info('export stopped: the client disconnected')
+    })
+    reply.raw.setTimeout(config.downloadIdleTimeout, () => {
+      request.log.info('export ended: the download made no progress')
+      reply.raw.destroy()
+    })
+    return spool
+  }
 
   fastify.get('/api/children/:childId/export', {
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
@@ -36,35 +76,32 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'exportChild',
       tags,
       summary: 'A child\'s whole record, as one JSON document or a FHIR R4 bundle',
-      description: 'Read from the database at one moment and streamed. Any member of the child\'s family may export it, viewers included. The body is an attachment named after the child and the date (`.json`, or `.fhir.json` with format=fhir).',
+      description: 'Read from the database at one moment. Any member of the child\'s family may export it, viewers included. The body is an attachment named after the child and the date (`.json`, or `.fhir.json` with format=fhir). ' + FAIR_USE,
       security,
       params: ChildExportParams,
       querystring: ChildExportQuery,
-      response: { 200: ChildExportResponse, ...errorResponses(400, 401, 403, 404) }
+      response: { 200: ChildExportResponse, ...errorResponses(400, 401, 403, 404, 429) }
     }
   }, async (request, reply) => {
     const fhir = request.query.format === 'fhir'
     const childId = request.params.childId
     const signal = disconnectSignal(reply)
-    const body = new PassThrough()
-    const started = await inSnapshot(sql, async tx => {
+    const spool = await begin(request, reply)
+    const { head, child } = await sql.begin(SNAPSHOT, async tx => {
       const head = exportHead(await exportSnapshot(tx))
       const child = await readChild(tx, childId)
       if (child === undefined) throw new errors.notFound('Child')
-      const bundle = fhir ? childBundle(await readChildRecords(tx, child), { timestamp: head.exportedAt }) : null
-      return { head, child, bundle }
-    }, async (tx, { head, child, bundle }) => {
-      const out = new Output(body, signal)
-      if (bundle !== null) await writeBundle(out, bundle)
-      else await writeChildDocument(out, tx, head, child, fastify.growth.tables)
+      await spool.write('body', signal, async out => {
+        if (fhir) await writeBundle(out, childBundle(await readChildRecords(tx, child), { timestamp: head.exportedAt }))
+        else await writeChildDocument(out, tx, head, child, fastify.growth.tables)
+      })
+      return { head, child }
     })
-    endWith(request, body, started.done, signal, () => body.end())
-    const { head, child } = started.head
     return reply
       .header('content-disposition', attachmentDisposition(child.name, 'child', head.exportedAt.slice(0, 10), fhir ? '.fhir.json' : '.json'))
       .header('cache-control', 'no-store')
       .type(fhir ? 'application/fhir+json; charset=utf-8' : 'application/json; charset=utf-8')
-      .send(body)
+      .send(spool.read('body'))
   })
 
   fastify.get('/api/families/:id/export', {
@@ -73,34 +110,36 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'exportFamily',
       tags,
       summary: 'A family\'s whole record, files included, as a ZIP archive (owner)',
-      description: 'Read from the database at one moment and streamed as it is written; the files are streamed from disk.',
+      description: 'Read from the database at one moment, then streamed as it is written; the files are streamed from disk. ' + FAIR_USE,
       security,
       params: FamilyExportParams,
-      response: { 200: FamilyExportResponse, ...errorResponses(400, 401, 403, 404) }
+      response: { 200: FamilyExportResponse, ...errorResponses(400, 401, 403, 404, 429) }
     }
   }, async (request, reply) => {
     const familyId = request.scope.familyId
     const signal = disconnectSignal(reply)
-    const started = await inSnapshot(sql, async tx => {
-      const snapshot = await exportSnapshot(tx)
-      const family = await findFamily(tx, request.user.id, familyId)
-      if (family === undefined) throw new errors.notFound('Family')
-      return {
-        zip: new ZipWriter(signal, snapshot.exportedAt),
-        head: exportHead(snapshot),
-        family: apiRow(family),
-        members: await familyMemberNames(tx, familyId),
-        children: await familyChildren(tx, familyId)
-      }
-    }, (tx, { zip, ...family }) => writeFamilyArchive(zip, tx, family, {
+    const spool = await begin(request, reply)
+    const options = {
       tables: fastify.growth.tables,
       uploadDir: config.uploadDir,
       avatarDir: config.avatarDir,
       serviceVersion: config.version,
       log: request.log
-    }))
-    const { head, family, zip } = started.head
-    endWith(request, zip.output, started.done, signal, () => {})
+    }
+    const spooled = await sql.begin(SNAPSHOT, async tx => {
+      const snapshot = await exportSnapshot(tx)
+      const family = await findFamily(tx, request.user.id, familyId)
+      if (family === undefined) throw new errors.notFound('Family')
+      return spoolFamily(spool, tx, {
+        head: exportHead(snapshot),
+        family: apiRow(family),
+        members: await familyMemberNames(tx, familyId),
+        children: await familyChildren(tx, familyId)
+      }, options, signal)
+    })
+    const { head, family } = spooled.family
+    const zip = new ZipWriter(signal, new Date(head.exportedAt))
+    endWith(request, zip.output, writeFamilyArchive(zip, spool, spooled, options), signal, () => {})
     return reply
       .header('content-disposition', attachmentDisposition(family.name, 'family', head.exportedAt.slice(0, 10), '.zip'))
       .header('cache-control', 'no-store')

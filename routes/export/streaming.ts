@@ -15,12 +15,11 @@ export function disconnectSignal (reply: FastifyReply): AbortSignal {
 /**
  * Ends a streamed body once its export settles. An export that fails after
  * the headers went out can only cut the body short; one stopped because the
- * client left is not a failure.
+ * client left is not a failure (the route logs it).
  */
 export function endWith (request: FastifyRequest, body: Readable, done: Promise<void>, signal: AbortSignal, end: () => void): void {
   done.then(end, error => {
     if (signal.aborted) {
-      request.log.info('export stopped: the client disconnected')
       body.destroy()
       return
     }

@@ -11,7 +11,9 @@ const Health = Type.Object({
 
 const Unhealthy = Type.Object({
   status: Type.Literal('unavailable'),
-  database: Type.Literal('unreachable'),
+  database: Type.Union([Type.Literal('unreachable'), Type.Literal('saturated')], {
+    description: '`saturated` while no pooled database connection has been free for 5 s'
+  }),
   version: Type.String(),
   uptimeSeconds: Type.Integer({ minimum: 0 }),
   error: Type.String(),
@@ -20,6 +22,7 @@ const Unhealthy = Type.Object({
 }, { $id: 'Unhealthy', title: 'Unhealthy' })
 
 const PROBE_TIMEOUT_MS = 5000
+const SATURATED = 'Every database connection is taken; try again shortly'
 
 /** The database answers `select 1` within the timeout, or it counts as unreachable. */
 async function probe (run: () => Promise<unknown>): Promise<void> {
@@ -44,18 +47,26 @@ const health: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'getHealth',
       tags: ['health'],
       summary: 'Whether the service and its database are up',
+      description: '503 while the database is unreachable or does not answer within 5 s, and while no pooled connection has been free for 5 s (`saturated`), so that a load balancer sends traffic elsewhere.',
       security: [],
       response: { 200: Type.Ref('Health'), 503: Type.Ref('Unhealthy') }
     }
   }, async function (request, reply) {
     const common = { version: fastify.config.version, uptimeSeconds: Math.floor((Date.now() - started) / 1000) }
+    const unavailable = (database: 'unreachable' | 'saturated', error: string) => {
+      reply.code(503).header('retry-after', '5')
+      return { status: 'unavailable' as const, database, ...common, error, code: 'SERVICE_UNAVAILABLE' as const, details: {} }
+    }
+    if (fastify.pool.saturated) {
+      request.log.warn('health check: no database connection has been free for 5 s')
+      return unavailable('saturated', SATURATED)
+    }
     try {
       await probe(() => fastify.sql`select 1`)
       return { status: 'ok' as const, database: 'ok' as const, ...common }
     } catch (error) {
       request.log.warn({ err: error }, 'health check: database unreachable')
-      reply.code(503).header('retry-after', '5')
-      return { status: 'unavailable' as const, database: 'unreachable' as const, ...common, error: DATABASE_UNAVAILABLE, code: 'SERVICE_UNAVAILABLE' as const, details: {} }
+      return unavailable('unreachable', DATABASE_UNAVAILABLE)
     }
   })
 }
