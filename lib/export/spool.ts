@@ -1,4 +1,5 @@
-import { open, unlink, type FileHandle } from 'node:fs/promises'
+import { createReadStream, createWriteStream, type ReadStream } from 'node:fs'
+import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
@@ -13,39 +14,37 @@ interface Section {
 /**
  * A temporary file that an export is written into while its database
  * snapshot is open, and streamed from once the snapshot is closed: a slow
- * client then holds a file handle, never a database connection. The file's
- * name is removed as soon as it is opened, so nothing is left behind, by a
- * killed process neither; its space is freed when it is closed.
+ * client then holds a file, never a database connection. Each writer and
+ * reader opens the file on its own and closes it when it ends; the file is
+ * removed when the spool closes (a killed process leaves it to the sweep of
+ * temporary files).
  */
 export class Spool {
   private size = 0
   private readonly sections = new Map<string, Section>()
+  private readonly readers = new Set<ReadStream>()
   private closing: Promise<void> | null = null
 
-  private constructor (private readonly handle: FileHandle) {}
+  private constructor (private readonly file: string) {}
 
   static async open (dir: string): Promise<Spool> {
     const file = path.join(dir, temporaryName())
-    const handle = await open(file, 'wx+', 0o600)
-    await unlink(file).catch(async error => {
-      await handle.close()
-      throw error
-    })
-    return new Spool(handle)
+    await writeFile(file, '', { flag: 'wx', mode: 0o600 })
+    return new Spool(file)
   }
 
   /** Writes one named section as `produce` writes it; answers what `produce` answers. */
   async write<T> (name: string, signal: AbortSignal, produce: (out: Output) => Promise<T>): Promise<T> {
-    const stream = this.handle.createWriteStream({ start: this.size, autoClose: false, emitClose: false })
+    const stream = createWriteStream(this.file, { flags: 'r+', start: this.size })
     let result: T
     try {
       result = await produce(new Output(stream, signal))
+      stream.end()
+      await finished(stream)
     } catch (error) {
       stream.destroy()
       throw error
     }
-    stream.end()
-    await finished(stream)
     this.sections.set(name, { start: this.size, end: this.size + stream.bytesWritten })
     this.size += stream.bytesWritten
     return result
@@ -56,11 +55,18 @@ export class Spool {
     const section = this.sections.get(name)
     if (section === undefined) throw new Error(`no section ${name} in the spool`)
     if (section.end === section.start) return Readable.from([])
-    return this.handle.createReadStream({ start: section.start, end: section.end - 1, autoClose: false, emitClose: false })
+    const stream = createReadStream(this.file, { start: section.start, end: section.end - 1 })
+    this.readers.add(stream)
+    stream.once('close', () => this.readers.delete(stream))
+    return stream
   }
 
+  /** Ends every reader still open and removes the file. */
   close (): Promise<void> {
-    this.closing ??= this.handle.close().catch(() => {})
+    this.closing ??= (async () => {
+      for (const reader of this.readers) reader.destroy()
+      await rm(this.file, { force: true })
+    })()
     return this.closing
   }
 }

@@ -105,7 +105,11 @@ export class ZipWriter {
     const handle = await openFile(filePath)
     if (handle === null) return false
     const digest = this.entry(path, false)
-    await pipeline(handle.createReadStream(), digest, { signal: this.signal })
+    try {
+      await pipeline(handle.createReadStream({ autoClose: false }), digest, { signal: this.signal })
+    } finally {
+      await handle.close()
+    }
     await this.written(path, digest)
     return true
   }

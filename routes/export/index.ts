@@ -17,7 +17,7 @@ import { spoolFamily, writeFamilyArchive } from './family-archive'
 import {
   ChildExport, ChildExportParams, ChildExportQuery, ChildExportResponse, FamilyExportParams, FamilyExportResponse, FhirBundle
 } from './schemas'
-import { disconnectSignal, endWith } from './streaming'
+import { disconnectSignal, endWith, watchProgress } from './streaming'
 
 /** When a client that found every export slot taken may try again, in seconds. */
 const RETRY_AFTER = 10
@@ -58,14 +58,15 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       release()
       throw error
     }
+    const stopWatching = watchProgress(reply, config.downloadIdleTimeout, () => {
+      request.log.info('export ended: the download made no progress')
+      reply.raw.destroy()
+    })
     reply.raw.once('close', () => {
+      stopWatching()
       release()
       void spool.close()
       if (!reply.raw.writableFinished) request.log.info('export stopped: the client disconnected')
-    })
-    reply.raw.setTimeout(config.downloadIdleTimeout, () => {
-      request.log.info('export ended: the download made no progress')
-      reply.raw.destroy()
     })
     return spool
   }

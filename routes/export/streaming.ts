@@ -27,3 +27,26 @@ export function endWith (request: FastifyRequest, body: Readable, done: Promise<
     body.destroy(error as Error)
   })
 }
+
+/**
+ * Calls `stalled` once the response's connection has taken no byte for
+ * `ms`: a client that stops reading cannot keep a download open. Answers a
+ * function that stops watching.
+ */
+export function watchProgress (reply: FastifyReply, ms: number, stalled: () => void): () => void {
+  const socket = reply.raw.socket
+  if (socket === null) return () => {}
+  let written = socket.bytesWritten
+  let since = Date.now()
+  const timer = setInterval(() => {
+    if (socket.bytesWritten !== written) {
+      written = socket.bytesWritten
+      since = Date.now()
+    } else if (Date.now() - since >= ms) {
+      clearInterval(timer)
+      stalled()
+    }
+  }, Math.min(1000, Math.max(50, ms / 4)))
+  timer.unref()
+  return () => clearInterval(timer)
+}
