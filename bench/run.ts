@@ -5,13 +5,14 @@ import { cleanup } from './lib/cleanup'
 import { startDatabase } from './lib/database'
 import { startFloors, type Floors } from './lib/floors'
 import { fire, measure, type Figures, type Load } from './lib/load'
-import { machine, ratios, RESULTS_FILE, table, targetLines, targets, writeResults, type Row } from './lib/report'
+import { machine, ratios, RESULTS_FILE, table, targetLines, targets, writeResults, type Row, type StallReport } from './lib/report'
 import {
   createMeasurement, growth, listMeasurements, listVisits, logIn, measurementsPath, readChild, refreshTokens, type World
 } from './lib/scenarios'
 import { seed } from './lib/seed'
 import { startService } from './lib/service'
 import { settings } from './lib/settings'
+import { addLargeFiles, stallingFamilies, startStalls, type StallingFamily } from './lib/stalls'
 
 /**
  * The benchmark: the built service and three floors against one embedded
@@ -21,6 +22,7 @@ import { settings } from './lib/settings'
 
 const rows: Row[] = []
 const notes: string[] = []
+let stallReport: StallReport | null = null
 
 async function call (url: string, init: RequestInit = {}): Promise<{ status: number, text: string }> {
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) })
@@ -53,6 +55,51 @@ async function underLoginLoad (world: World): Promise<void> {
   process.stdout.write(`${list.requestsPerSecond} req/s, p99 ${list.p99Ms} ms\n`)
   rows.push({ key: 'measurementsUnderLogin', scenario: 'measurements list, 8 login connections alongside', figures: list })
   rows.push({ key: 'loginAlongside', scenario: '  the 8 login connections alongside', figures: logins })
+}
+
+const pause = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
+
+const STALL_SCENARIO = 'reads of one family while another stalls exports'
+
+/**
+ * The measurements list of every family but the stalling ones, while their
+ * owners hold export downloads they never read and slowloris connections
+ * trickle their headers in. Both start with the measured run and are closed
+ * at its end, whatever happens.
+ */
+async function whileExportsStall (world: World, stalling: StallingFamily[]): Promise<void> {
+  const left = new Set(stalling.map(family => family.familyId))
+  const reads = listMeasurements({ ...world, children: world.children.filter(child => !left.has(child.familyId)) })
+  const warmup = await fire(reads, settings.warmupSeconds).done
+  await pause(Math.min(10_000, warmup.p99Ms + 200))
+  process.stdout.write(`  ${STALL_SCENARIO} ... `)
+  const stalls = startStalls(world, stalling, (settings.durationSeconds + 60) * 1000)
+  let list: Figures
+  try {
+    list = await fire(reads, settings.durationSeconds).done
+  } finally {
+    const counts = await stalls.close()
+    stallReport = {
+      families: stalling.map(family => family.familyId),
+      files: { perFamily: settings.stallFilesPerFamily, megabytesEach: settings.stallFileMb },
+      counts
+    }
+  }
+  const { exports, slowloris } = stallReport.counts
+  process.stdout.write(`${list.requestsPerSecond} req/s, p99 ${list.p99Ms} ms; exports ${exports.status200} × 200, ${exports.status429} × 429; ` +
+    `slowloris ${slowloris.connections} open, ${slowloris.cutByService} cut\n`)
+  rows.push({ key: 'measurementsWhileExportsStall', scenario: STALL_SCENARIO, figures: list })
+}
+
+/** The owner's export of a stalling family answers 200 with its large files, read to the end. */
+async function checkStallingExport (world: World, family: StallingFamily, bytes: number): Promise<void> {
+  const res = await fetch(`${world.serviceUrl}/api/families/${family.familyId}/export`, {
+    headers: { authorization: `Bearer ${world.tokens.get(family.userId) as string}` },
+    signal: AbortSignal.timeout(60_000)
+  })
+  const body = Buffer.from(await res.arrayBuffer())
+  if (res.status !== 200) throw new Error(`the family export answered ${res.status} instead of 200: ${body.toString('utf8', 0, 300)}`)
+  if (body.length < bytes) throw new Error(`the family export answered ${body.length} bytes, fewer than its ${bytes} bytes of files`)
 }
 
 /** The floors answer byte for byte what the service answers for the same child. */
@@ -103,9 +150,14 @@ async function main (): Promise<void> {
   const pairs = await registerParents(service.url)
   const { children, counts } = await seed(db.url)
   const world: World = { serviceUrl: service.url, children, tokens: new Map(pairs.map(pair => [pair.user.id, pair.accessToken])) }
+  const stalling = stallingFamilies(children)
+  const stallBytes = await addLargeFiles(db.url, service.uploadDir, stalling)
+  const perFamily = stallBytes / stalling.length
   console.log(`Data: ${Object.entries(counts).map(([name, count]) => `${count} ${name}`).join(', ')}`)
+  console.log(`Stalling families ${stalling.map(family => family.familyId).join(', ')}: ${settings.stallFilesPerFamily} more files of ${settings.stallFileMb} MB each`)
 
   const payload = await checkService(world)
+  await checkStallingExport(world, stalling[0], perFamily)
   const payloadFile = path.join(db.dir, 'measurements.json')
   writeFileSync(payloadFile, payload)
   const floors = await startFloors(db.url, payloadFile)
@@ -117,6 +169,7 @@ async function main (): Promise<void> {
   const steps: Array<() => Promise<void>> = [
     () => record('measurements', 'measurements list (100 rows)', listMeasurements(world)),
     () => underLoginLoad(world),
+    () => whileExportsStall(world, stalling),
     () => record('memoryFloor', 'in-memory floor: same payload, same schema', listMeasurements(world, floors.memory)),
     () => record('readFloor', 'database read floor: same select', listMeasurements(world, floors.read)),
     () => record('child', 'read one child', readChild(world)),
@@ -138,9 +191,16 @@ async function main (): Promise<void> {
   console.log(`  measurements list / in-memory floor      ${r.listToMemoryFloor}`)
   console.log(`  create / database write floor            ${r.createToWriteFloor}`)
   console.log(`  list p99 with login load / alone         ${r.p99UnderLoginLoad}`)
-  console.log(`\nIssue 10 targets:\n${targetLines(t)}`)
+  console.log(`  list p99 while exports stall / alone     ${r.p99WhileExportsStall}`)
+  if (stallReport !== null) {
+    const { exports, slowloris } = stallReport.counts
+    console.log(`\nAlongside "${STALL_SCENARIO}": ${exports.opened} stalled export downloads by the owners of families ${stallReport.families.join(', ')}: ` +
+      `${exports.status200} answered 200, ${exports.status429} answered 429, ${exports.otherStatus} another status, ${exports.noStatus} no status line, ${exports.errors} socket errors; ` +
+      `${slowloris.connections} slowloris connections at a time, ${slowloris.opened} opened, ${slowloris.cutByService} cut by the service (${slowloris.answered408} with 408)`)
+  }
+  console.log(`\nTargets (issue 10, and fair use):\n${targetLines(t)}`)
   for (const note of notes) console.log(`Note: ${note}`)
-  writeResults(RESULTS_FILE, { counts, rows, ratios: r, targets: t, notes })
+  writeResults(RESULTS_FILE, { counts, rows, ratios: r, targets: t, stalls: stallReport, notes })
   console.log(`\nWritten to ${path.relative(process.cwd(), RESULTS_FILE)} in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path'
 import type { Figures } from './load'
 import type { Counts } from './seed'
 import { settings } from './settings'
+import type { StallCounts } from './stalls'
 
 export interface Row {
   key: string
@@ -22,6 +23,14 @@ export interface Ratios {
   listToMemoryFloor: number
   createToWriteFloor: number
   p99UnderLoginLoad: number
+  p99WhileExportsStall: number
+}
+
+/** What the stalling clients did during the measured run of the reads alongside them. */
+export interface StallReport {
+  families: number[]
+  files: { perFamily: number, megabytesEach: number }
+  counts: StallCounts
 }
 
 const ratio = (a: number, b: number): number => b === 0 ? 0 : Number((a / b).toFixed(3))
@@ -33,7 +42,8 @@ export function ratios (byKey: Map<string, Figures>): Ratios {
     listToReadFloor: ratio(get('measurements').requestsPerSecond, get('readFloor').requestsPerSecond),
     listToMemoryFloor: ratio(get('measurements').requestsPerSecond, get('memoryFloor').requestsPerSecond),
     createToWriteFloor: ratio(get('create').requestsPerSecond, get('writeFloor').requestsPerSecond),
-    p99UnderLoginLoad: ratio(get('measurementsUnderLogin').p99Ms, get('measurements').p99Ms)
+    p99UnderLoginLoad: ratio(get('measurementsUnderLogin').p99Ms, get('measurements').p99Ms),
+    p99WhileExportsStall: ratio(get('measurementsWhileExportsStall').p99Ms, get('measurements').p99Ms)
   }
 }
 
@@ -44,6 +54,11 @@ export function targets (r: Ratios, rows: Row[]): Target[] {
     { target: 'measurements list / in-memory floor (req/s), reported; long-term goal 50%', figure: percent(r.listToMemoryFloor), met: null },
     { target: 'create measurement ≥ 50% of the write floor (req/s)', figure: percent(r.createToWriteFloor), met: r.createToWriteFloor >= 0.5 },
     { target: 'measurements list p99 under 8 login connections ≤ 3 × alone', figure: `${r.p99UnderLoginLoad.toFixed(2)} ×`, met: r.p99UnderLoginLoad <= 3 },
+    {
+      target: `measurements list p99 while ${settings.stalledExports} exports stall and ${settings.slowlorisConnections} slowloris connections trickle < 10 × alone`,
+      figure: `${r.p99WhileExportsStall.toFixed(2)} ×`,
+      met: r.p99WhileExportsStall < 10
+    },
     {
       target: 'zero non-2xx responses and errors in every scenario',
       figure: failing.length === 0 ? 'none' : failing.map(row => `${row.scenario}: ${row.figures.non2xx} non-2xx, ${row.figures.errors} errors`).join('; '),
@@ -72,7 +87,7 @@ export function machine (): Record<string, unknown> {
   return { cpus: os.availableParallelism(), cpuModel: os.cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
 }
 
-export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], notes: string[] }): void {
+export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, notes: string[] }): void {
   const results = {
     finishedAt: new Date().toISOString(),
     machine: machine(),
@@ -82,12 +97,15 @@ export function writeResults (file: string, content: { counts: Counts, rows: Row
       warmupSeconds: settings.warmupSeconds,
       durationSeconds: settings.durationSeconds,
       bcryptCost: settings.bcryptCost,
-      listLimit: settings.listLimit
+      listLimit: settings.listLimit,
+      stalledExports: settings.stalledExports,
+      slowlorisConnections: settings.slowlorisConnections
     },
     data: content.counts,
     scenarios: content.rows.map(row => ({ key: row.key, scenario: row.scenario, ...row.figures })),
     ratios: content.ratios,
     targets: content.targets,
+    stalls: content.stalls,
     notes: content.notes
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')

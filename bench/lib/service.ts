@@ -11,6 +11,8 @@ const SHARED_GROWTH = path.join(ROOT, '..', 'shared', 'growth')
 export interface Service {
   url: string
   growthTables: boolean
+  /** The service's UPLOAD_DIR, where attachment files are stored. */
+  uploadDir: string
 }
 
 /** Only what the child needs: nothing of the caller's configuration leaks into the service. */
@@ -32,6 +34,7 @@ export async function startService (databaseUrl: string, dir: string): Promise<S
   const port = await freePort()
   const growthTables = existsSync(SHARED_GROWTH)
   const dataDir = path.join(dir, 'service')
+  const uploadDir = path.join(dataDir, 'uploads')
   for (const sub of ['uploads', 'avatars', 'growth']) mkdirSync(path.join(dataDir, sub), { recursive: true })
   const env = {
     ...baseEnv(),
@@ -41,7 +44,7 @@ export async function startService (databaseUrl: string, dir: string): Promise<S
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     DATA_DIR: dataDir,
-    UPLOAD_DIR: path.join(dataDir, 'uploads'),
+    UPLOAD_DIR: uploadDir,
     AVATAR_DIR: path.join(dataDir, 'avatars'),
     JWT_SECRET: randomBytes(48).toString('base64url'),
     JWT_REFRESH_SECRET: randomBytes(48).toString('base64url'),
@@ -58,5 +61,5 @@ export async function startService (databaseUrl: string, dir: string): Promise<S
   const service = startProcess('the service', args, env, ROOT)
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(service, `${url}/api/health`)
-  return { url, growthTables }
+  return { url, growthTables, uploadDir }
 }

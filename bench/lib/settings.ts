@@ -22,5 +22,11 @@ export const settings = {
   illnessesPerChild: 8,
   attachmentsPerChild: 10,
   listLimit: 100,
+  /** Families whose owners stall exports; their children are left out of the reads alongside. */
+  stallingFamilies: 3,
+  stallFilesPerFamily: 4,
+  stallFileMb: 8,
+  stalledExports: 20,
+  slowlorisConnections: 50,
   password: 'bench-password-2024'
 }
