@@ -101,3 +101,16 @@ export async function familyMemberNames (db: Db, familyId: number): Promise<Fami
     order by u.id
   `
 }
+
+/** The measurements and illnesses that a child's attachments point to. */
+export async function attachmentTargets (db: Db, childId: number): Promise<{ measurements: Set<number>, illnesses: Set<number> }> {
+  const rows = await db<Array<{ measurementId: number | null, illnessId: number | null }>>`
+    select distinct measurement_id as "measurementId", illness_id as "illnessId"
+    from attachments
+    where child_id = ${childId} and (measurement_id is not null or illness_id is not null)
+  `
+  return {
+    measurements: new Set(rows.flatMap(row => row.measurementId ?? [])),
+    illnesses: new Set(rows.flatMap(row => row.illnessId ?? []))
+  }
+}

@@ -9,6 +9,7 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import yauzl from 'yauzl'
+import { childBundle } from '../lib/fhir'
 import { issuesOf, type Issue } from './fhir-validate'
 import { build, bearer, register, type Pair } from './helper'
 
@@ -212,6 +213,20 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
   const bundle: Bundle = first.json()
   assertValid(t, bundle)
   t.match(bundle, { resourceType: 'Bundle', type: 'collection' })
+
+  // Written batch by batch, it is the bundle the mapping makes from the routes' own answers.
+  const list = async (kind: string): Promise<any[]> => (await call(app, owner, `/api/children/${id}/${kind}?limit=1000`)).json().data
+  const records = {
+    child: (await call(app, owner, `/api/children/${id}`)).json(),
+    measurements: await list('measurements'),
+    visits: await list('visits'),
+    medicalEvents: await list('medical-events'),
+    illnesses: await list('illnesses'),
+    attachments: await list('attachments')
+  }
+  t.same(bundle, childBundle(records, { timestamp: bundle.timestamp }), 'the streamed bundle equals the bundle of the records in memory')
+  const documents = bundle.entry.filter(e => e.resource.resourceType === 'DocumentReference')
+  t.equal(documents.filter(e => e.resource.context?.related !== undefined).length, 3, 'attachments point to their measurement or illness')
 
   const counts: Record<string, number> = {}
   for (const { resource } of bundle.entry) counts[resource.resourceType] = (counts[resource.resourceType] ?? 0) + 1

@@ -25,8 +25,4 @@ export class ExportSlots {
       else this.byUser.set(userId, left)
     }
   }
-
-  get inUse (): number {
-    return this.running
-  }
 }

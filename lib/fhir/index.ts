@@ -1,4 +1,4 @@
-export { childBundle, type BundleOptions } from './bundle'
+export { childBundle, streamedBundle, type AttachmentTargets, type BundleOptions, type RecordBatches } from './bundle'
 export { EXPORT_NAMESPACE, resourceId, uuidV5 } from './ids'
 export { bodyMassIndex } from './measurements'
 export type { Attachment, Child, ChildRecords, Illness, MedicalEvent, Measurement, Visit } from './records'

@@ -1,5 +1,5 @@
-import { referenceTo } from './ids'
-import type { Encounter, Patient, Reference } from './resources'
+import { fullUrl, referenceTo, resourceId } from './ids'
+import type { Patient, Reference } from './resources'
 
 /** What a record's resources point to: the child and the visits' encounters. */
 export interface Links {
@@ -10,15 +10,16 @@ export interface Links {
 
 /**
  * A link to a visit that is not in the bundle is left out, so that every
- * reference in a bundle resolves inside it.
+ * reference in a bundle resolves inside it. Only the visits' ids are kept:
+ * an encounter's reference follows from its visit's id.
  */
-export function linksTo (patient: Patient, encounters: Map<number, Encounter>): Links {
+export function linksTo (patient: Patient, visitIds: ReadonlySet<number>): Links {
   return {
     dateOfBirth: patient.birthDate,
     subject: referenceTo(patient),
     encounterOf (visitId) {
-      const encounter = visitId === null ? undefined : encounters.get(visitId)
-      return encounter === undefined ? undefined : referenceTo(encounter)
+      if (visitId === null || !visitIds.has(visitId)) return undefined
+      return { reference: fullUrl(resourceId('visit', visitId)), type: 'Encounter' }
     }
   }
 }

@@ -1,12 +1,12 @@
-import { openObject } from '../../lib/export/bundle'
+import { openObject, writeBundle } from '../../lib/export/bundle'
 import type { Output } from '../../lib/export/output'
 import { apiRow } from '../../lib/export/rows'
-import type { ChildRecords, Child as FhirChild } from '../../lib/fhir'
+import { streamedBundle, type Attachment, type Child as FhirChild, type Illness, type MedicalEvent, type Measurement, type Visit } from '../../lib/fhir'
 import { childGrowth } from '../../lib/growth/child'
 import type { GrowthTables } from '../../lib/growth/tables'
 import type { Tx } from '../../plugins/db'
 import { findChild } from '../../sql/children'
-import { attachmentBatches, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
+import { attachmentBatches, attachmentTargets, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
 import { orderBy } from '../../sql/list'
 import type { RecordSpec } from '../records'
 import { recordKinds, type RecordKey } from './kinds'
@@ -44,17 +44,22 @@ async function * attachments (tx: Tx, childId: number): AsyncIterable<object[]> 
   for await (const batch of attachmentBatches(tx, childId)) yield batch.map(apiRow)
 }
 
-async function all<T> (batches: AsyncIterable<T[]>): Promise<T[]> {
-  const items: T[] = []
-  for await (const batch of batches) items.push(...batch)
-  return items
-}
-
-/** Everything a child's FHIR bundle is made from. */
-export async function readChildRecords (tx: Tx, child: ApiChild): Promise<ChildRecords> {
-  const lists: Partial<Record<RecordKey, unknown[]>> = {}
-  for (const { key, spec } of recordKinds) lists[key] = await all(records(tx, spec, child.id))
-  return { child, ...lists, attachments: await all(attachments(tx, child.id)) } as ChildRecords
+/**
+ * A child's FHIR bundle, written batch by batch as its records are read, in
+ * the shapes and default orders of the child's routes.
+ */
+export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, timestamp: string): Promise<void> {
+  const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
+  // The rows come in the API's shapes, which are the FHIR mapping's input types.
+  const batches = <T>(key: RecordKey) => () => records(tx, specs.get(key) as RecordSpec, child.id) as AsyncIterable<T[]>
+  const bundle = streamedBundle(child, await attachmentTargets(tx, child.id), {
+    visits: batches<Visit>('visits'),
+    measurements: batches<Measurement>('measurements'),
+    illnesses: batches<Illness>('illnesses'),
+    medicalEvents: batches<MedicalEvent>('medicalEvents'),
+    attachments: () => attachments(tx, child.id) as AsyncIterable<Attachment[]>
+  }, { timestamp })
+  await writeBundle(out, bundle.head, bundle.entries)
 }
 
 /** The growth document as its route answers it, its points scored batch by batch. */

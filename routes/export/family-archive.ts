@@ -1,14 +1,13 @@
 import path from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
-import { writeBundle, openObject } from '../../lib/export/bundle'
+import { openObject } from '../../lib/export/bundle'
 import type { Spool } from '../../lib/export/spool'
 import type { ZipWriter } from '../../lib/export/zip'
-import { childBundle } from '../../lib/fhir'
 import type { GrowthTables } from '../../lib/growth/tables'
 import { isPlainFileName } from '../../lib/stored-files'
 import type { Tx } from '../../plugins/db'
 import { familyStoredNames, type FamilyChild, type FamilyMemberName } from '../../sql/export'
-import { readChild, readChildRecords, writeChildDocument, type ApiChild, type ChildCounts, type ExportHead } from './child-records'
+import { readChild, writeChildBundle, writeChildDocument, type ApiChild, type ChildCounts, type ExportHead } from './child-records'
 
 export interface FamilyHead {
   head: ExportHead
@@ -74,8 +73,8 @@ export async function spoolFamily (spool: Spool, tx: Tx, family: FamilyHead, opt
   })
   const documents = ['family.json']
   for (const { id } of family.children) {
-    const bundle = childBundle(await readChildRecords(tx, await child(tx, id)), { timestamp: head.exportedAt })
-    await spool.write(`fhir/${id}.json`, signal, out => writeBundle(out, bundle))
+    const found = await child(tx, id)
+    await spool.write(`fhir/${id}.json`, signal, out => writeChildBundle(out, tx, found, head.exportedAt))
     documents.push(`fhir/${id}.json`)
   }
   const attachments: string[] = []

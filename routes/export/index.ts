@@ -1,18 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { writeBundle } from '../../lib/export/bundle'
 import { attachmentDisposition } from '../../lib/export/file-names'
 import { apiRow } from '../../lib/export/rows'
 import { ExportSlots } from '../../lib/export/slots'
 import { Spool } from '../../lib/export/spool'
 import { ZipWriter } from '../../lib/export/zip'
 import { errors } from '../../lib/errors'
-import { childBundle } from '../../lib/fhir'
 import { errorResponses } from '../../lib/schemas'
 import { exportSnapshot, familyChildren, familyMemberNames, SNAPSHOT } from '../../sql/export'
 import { findFamily } from '../../sql/families'
 import { Growth, GrowthPoint, GrowthScore } from '../growth/schemas'
-import { exportHead, readChild, readChildRecords, writeChildDocument } from './child-records'
+import { exportHead, readChild, writeChildBundle, writeChildDocument } from './child-records'
 import { spoolFamily, writeFamilyArchive } from './family-archive'
 import {
   ChildExport, ChildExportParams, ChildExportQuery, ChildExportResponse, FamilyExportParams, FamilyExportResponse, FhirBundle
@@ -93,7 +91,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       const child = await readChild(tx, childId)
       if (child === undefined) throw new errors.notFound('Child')
       await spool.write('body', signal, async out => {
-        if (fhir) await writeBundle(out, childBundle(await readChildRecords(tx, child), { timestamp: head.exportedAt }))
+        if (fhir) await writeChildBundle(out, tx, child, head.exportedAt)
         else await writeChildDocument(out, tx, head, child, fastify.growth.tables)
       })
       return { head, child }
