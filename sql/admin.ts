@@ -1,8 +1,9 @@
 import type postgres from 'postgres'
-import type { Db } from '../plugins/db'
+import type { Db } from '../db/client'
+import { LOCKS, lockForTransaction } from '../db/locks'
 import type { Family, Member } from './families'
-import type { FamilyRole } from './sessions'
-import type { Role, User } from './users'
+import type { FamilyRole, Role } from '../lib/roles'
+import type { User } from './users'
 
 /** Queries of the administration routes. */
 
@@ -40,9 +41,6 @@ export interface ListOptions<F extends string> {
   limit: number
   offset: number
 }
-
-/** Serializes every change that could take away the last active admin. */
-export const ADMINS_LOCK = 7_405_117_303
 
 /** Every count in one round trip. */
 export async function getStats (db: Db): Promise<Stats> {
@@ -127,7 +125,7 @@ export async function updateUserAccount (
  * row; answers the user's role and state, or undefined when there is no such user.
  */
 export async function lockAccount (db: Db, id: number): Promise<{ role: Role, disabled: boolean } | undefined> {
-  await db`select pg_advisory_xact_lock(${ADMINS_LOCK})`
+  await lockForTransaction(db, LOCKS.admins)
   const [row] = await db<{ role: Role, disabled: boolean }[]>`select role, disabled from users where id = ${id} for update`
   return row
 }
@@ -207,6 +205,7 @@ function familyColumns (db: Db, viewerId: number) {
     (select role from family_members v where v.family_id = f.id and v.user_id = ${viewerId}) as role,
     (select count(*) from family_members x where x.family_id = f.id) as "memberCount",
     (select count(*) from children c where c.family_id = f.id) as "childCount",
+    (select k.version from family_clocks k where k.family_id = f.id) as version,
     f.created_at as "createdAt"
   `
 }

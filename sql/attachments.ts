@@ -1,5 +1,5 @@
 import type { PendingQuery, Row } from 'postgres'
-import type { Db } from '../plugins/db'
+import type { Db } from '../db/client'
 import { conditions } from './records'
 
 type Fragment = PendingQuery<Row[]>
@@ -14,6 +14,7 @@ export interface Attachment {
   contentType: string
   sizeBytes: number
   url: string
+  version: number
   createdAt: Date
 }
 
@@ -35,10 +36,11 @@ export const attachmentSorts = { createdAt: 'created_at', fileName: 'file_name',
 /** The link fields and the table each one points to. */
 export const linkTables = { visitId: 'visits', measurementId: 'measurements', illnessId: 'illnesses' } as const
 
-const columns = (db: Db): Fragment => db`
+/** An attachment as the API answers it. */
+export const attachmentColumns = (db: Db): Fragment => db`
   id, child_id as "childId", visit_id as "visitId", measurement_id as "measurementId", illness_id as "illnessId",
   file_name as "fileName", content_type as "contentType", size_bytes as "sizeBytes",
-  '/uploads/' || stored_name as url, created_at as "createdAt"
+  '/uploads/' || stored_name as url, version, created_at as "createdAt"
 `
 
 function linkFilters (db: Db, links: AttachmentLinks): Fragment[] {
@@ -54,7 +56,7 @@ export async function listAttachments (
 ): Promise<{ rows: Attachment[], total: number }> {
   const where = db`where child_id = ${childId} ${conditions(db, linkFilters(db, links))}`
   const rows = await db<(Attachment & { total: number })[]>`
-    select ${columns(db)}, count(*) over () as total
+    select ${attachmentColumns(db)}, count(*) over () as total
     from attachments
     ${where}
     ${order}
@@ -68,7 +70,7 @@ export async function listAttachments (
 }
 
 export async function findAttachment (db: Db, id: number): Promise<Attachment | undefined> {
-  const [row] = await db<Attachment[]>`select ${columns(db)} from attachments where id = ${id}`
+  const [row] = await db<Attachment[]>`select ${attachmentColumns(db)} from attachments where id = ${id}`
   return row
 }
 
@@ -79,14 +81,21 @@ export async function insertAttachment (db: Db, childId: number, values: NewAtta
       ${childId}, ${values.visitId ?? null}, ${values.measurementId ?? null}, ${values.illnessId ?? null},
       ${values.fileName}, ${values.storedName}, ${values.contentType}, ${values.sizeBytes}
     )
-    returning ${columns(db)}
+    returning ${attachmentColumns(db)}
   `
   return row
 }
 
-/** Deletes an attachment and answers its stored name, for the file to be removed after the commit. */
-export async function deleteAttachment (db: Db, id: number): Promise<string | undefined> {
-  const [row] = await db<{ storedName: string }[]>`delete from attachments where id = ${id} returning stored_name as "storedName"`
+/**
+ * Deletes an attachment and answers its stored name, for the file to be
+ * removed after the commit; with `expectedVersion`, only while it still has it.
+ */
+export async function deleteAttachment (db: Db, id: number, expectedVersion: number | null = null): Promise<string | undefined> {
+  const [row] = await db<{ storedName: string }[]>`
+    delete from attachments
+    where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
+    returning stored_name as "storedName"
+  `
   return row?.storedName
 }
 
@@ -100,4 +109,10 @@ export async function foreignLinks (db: Db, childId: number, links: AttachmentLi
     if (row === undefined) wrong.push(field)
   }
   return wrong
+}
+
+/** Which of these stored names still belong to an attachment. */
+export async function storedNamesInUse (db: Db, names: string[]): Promise<Set<string>> {
+  const rows = await db<{ name: string }[]>`select stored_name as name from attachments where stored_name in ${db(names)}`
+  return new Set(rows.map(row => row.name))
 }

@@ -1,5 +1,5 @@
 import type { PendingQuery, Row } from 'postgres'
-import type { Db } from '../plugins/db'
+import type { Db } from '../db/client'
 import type { StoredNames } from '../lib/stored-files'
 
 type Fragment = PendingQuery<Row[]>
@@ -11,6 +11,7 @@ export interface Child {
   dateOfBirth: string
   sex: 'female' | 'male' | 'other'
   avatarUrl: string | null
+  version: number
   createdAt: Date
   updatedAt: Date
 }
@@ -26,7 +27,7 @@ export const childSorts = { name: 'name', dateOfBirth: 'date_of_birth', createdA
 const columns = (db: Db): Fragment => db`
   id, family_id as "familyId", name, date_of_birth as "dateOfBirth", sex,
   case when avatar_name is null then null else '/avatars/' || avatar_name end as "avatarUrl",
-  created_at as "createdAt", updated_at as "updatedAt"
+  version, created_at as "createdAt", updated_at as "updatedAt"
 `
 
 /** The children of the caller's families, or of one of them. */
@@ -64,14 +65,21 @@ export async function insertChild (db: Db, familyId: number, fields: ChildFields
   return row
 }
 
-export async function replaceChild (db: Db, id: number, fields: ChildFields): Promise<Child> {
+/** Replaces a child's fields; with `expectedVersion`, only while it still has it (undefined otherwise). */
+export async function replaceChild (db: Db, id: number, fields: ChildFields, expectedVersion: number | null = null): Promise<Child | undefined> {
   const [row] = await db<Child[]>`
     update children
     set name = ${fields.name}, date_of_birth = ${fields.dateOfBirth}, sex = ${fields.sex}, updated_at = now()
-    where id = ${id}
+    where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
     returning ${columns(db)}
   `
   return row
+}
+
+/** Locks a child's row for the rest of the transaction and answers its version, or undefined when it is gone. */
+export async function lockChild (db: Db, id: number): Promise<number | undefined> {
+  const [row] = await db<{ version: number }[]>`select version from children where id = ${id} for update`
+  return row?.version
 }
 
 /** The earliest date among the child's records, or null without records. */
@@ -94,7 +102,7 @@ export async function earliestRecordDate (db: Db, childId: number): Promise<stri
  */
 export async function deleteChild (db: Db, id: number): Promise<StoredNames> {
   // The lock waits for uploads in flight and keeps new ones out, so every file is listed.
-  await db`select id from children where id = ${id} for update`
+  await lockChild(db, id)
   const uploads = await db<{ storedName: string }[]>`select stored_name as "storedName" from attachments where child_id = ${id}`
   const [child] = await db<{ avatarName: string | null }[]>`delete from children where id = ${id} returning avatar_name as "avatarName"`
   return {
@@ -129,4 +137,10 @@ export async function removeAvatar (db: Db, childId: number): Promise<string | n
     returning old.avatar_name as previous
   `
   return row?.previous ?? null
+}
+
+/** Which of these avatar names still belong to a child. */
+export async function avatarNamesInUse (db: Db, names: string[]): Promise<Set<string>> {
+  const rows = await db<{ name: string }[]>`select avatar_name as name from children where avatar_name in ${db(names)}`
+  return new Set(rows.map(row => row.name))
 }

@@ -1,8 +1,8 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { GrowthMeasurement } from '../lib/growth/point'
-import type { Db } from '../plugins/db'
+import type { Db } from '../db/client'
 import { camelRow, type RecordTableSpec } from './records'
-import type { Attachment } from './attachments'
+import { attachmentColumns, type Attachment } from './attachments'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -55,9 +55,7 @@ export function recordBatches (db: Db, spec: RecordTableSpec, childId: number, o
 /** A child's attachments, newest first as their list answers by default. */
 export function attachmentBatches (db: Db, childId: number): AsyncIterable<Attachment[]> {
   return db<Attachment[]>`
-    select id, child_id as "childId", visit_id as "visitId", measurement_id as "measurementId", illness_id as "illnessId",
-           file_name as "fileName", content_type as "contentType", size_bytes as "sizeBytes",
-           '/uploads/' || stored_name as url, created_at as "createdAt"
+    select ${attachmentColumns(db)}
     from attachments
     where child_id = ${childId}
     order by created_at desc, id desc

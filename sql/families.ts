@@ -1,5 +1,5 @@
-import type { Db } from '../plugins/db'
-import type { FamilyRole } from './sessions'
+import type { Db } from '../db/client'
+import type { FamilyRole } from '../lib/roles'
 
 export interface Family {
   id: number
@@ -7,6 +7,7 @@ export interface Family {
   role: FamilyRole | null
   memberCount: number
   childCount: number
+  version: number
   createdAt: Date
 }
 
@@ -35,12 +36,23 @@ export async function familyIdsOf (db: Db, userId: number): Promise<number[]> {
 }
 
 /** A family as seen by a user: with the user's role there (null when not a member). */
+/** The families of a user with the user's role in each, by id. */
+export async function membershipsOf (db: Db, userId: number): Promise<{ id: number, name: string, role: FamilyRole }[]> {
+  return await db<{ id: number, name: string, role: FamilyRole }[]>`
+    select f.id, f.name, m.role
+    from family_members m join families f on f.id = m.family_id
+    where m.user_id = ${userId}
+    order by f.id
+  `
+}
+
 export async function findFamily (db: Db, userId: number, familyId: number): Promise<Family | undefined> {
   const [row] = await db<Family[]>`
     select
       f.id, f.name, m.role,
       (select count(*) from family_members x where x.family_id = f.id) as "memberCount",
       (select count(*) from children c where c.family_id = f.id) as "childCount",
+      (select k.version from family_clocks k where k.family_id = f.id) as version,
       f.created_at as "createdAt"
     from families f
     left join family_members m on m.family_id = f.id and m.user_id = ${userId}
@@ -55,6 +67,7 @@ export async function listFamiliesOf (db: Db, userId: number, limit: number, off
       f.id, f.name, m.role,
       (select count(*) from family_members x where x.family_id = f.id) as "memberCount",
       (select count(*) from children c where c.family_id = f.id) as "childCount",
+      (select k.version from family_clocks k where k.family_id = f.id) as version,
       f.created_at as "createdAt",
       count(*) over () as total
     from family_members m
@@ -120,6 +133,11 @@ export async function setMemberRole (db: Db, familyId: number, userId: number, r
 
 export async function removeMember (db: Db, familyId: number, userId: number): Promise<void> {
   await db`delete from family_members where family_id = ${familyId} and user_id = ${userId}`
+}
+
+export async function isMember (db: Db, familyId: number, userId: number): Promise<boolean> {
+  const [row] = await db`select 1 from family_members where family_id = ${familyId} and user_id = ${userId}`
+  return row !== undefined
 }
 
 export async function isMemberByEmail (db: Db, familyId: number, email: string): Promise<boolean> {

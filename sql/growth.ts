@@ -1,4 +1,4 @@
-import type { Db } from '../plugins/db'
+import type { Db } from '../db/client'
 import type { GrowthMeasurement } from '../lib/growth/point'
 
 /** A child's measurements, oldest first, within optional inclusive date bounds. */

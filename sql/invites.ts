@@ -1,5 +1,5 @@
-import type { Db } from '../plugins/db'
-import type { FamilyRole } from './sessions'
+import type { Db } from '../db/client'
+import type { FamilyRole } from '../lib/roles'
 
 export interface Invite {
   id: number

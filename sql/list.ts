@@ -1,5 +1,5 @@
 import type { PendingQuery, Row } from 'postgres'
-import type { Db } from '../plugins/db'
+import type { Db } from '../db/client'
 import { errors, withDetails } from '../lib/errors'
 
 type Fragment = PendingQuery<Row[]>

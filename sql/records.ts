@@ -1,6 +1,6 @@
-import type { PendingQuery, Row } from 'postgres'
-import type { Db } from '../plugins/db'
-import type { RecordTable } from './scope'
+import type { JSONValue, PendingQuery, Row } from 'postgres'
+import type { Db } from '../db/client'
+import type { RecordTable } from '../lib/kinds'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -72,22 +72,106 @@ export async function insertRecord (db: Db, spec: RecordTableSpec, childId: numb
   return camelRow(spec, inserted)
 }
 
-/** Replaces every writable column; an omitted optional field becomes null. */
-export async function replaceRecord (db: Db, spec: RecordTableSpec, id: number, values: Record<string, unknown>): Promise<Record<string, unknown>> {
+/**
+ * Replaces every writable column; an omitted optional field becomes null.
+ * With `expectedVersion`, only while the record still has it: undefined otherwise.
+ */
+export async function replaceRecord (
+  db: Db, spec: RecordTableSpec, id: number, values: Record<string, unknown>, expectedVersion: number | null = null
+): Promise<Record<string, unknown> | undefined> {
   const row = toColumns(spec, values)
   const [updated] = await db`
     update ${db(spec.table)} set ${db(row)}, updated_at = now()
-    where id = ${id}
+    where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
     returning ${db(snakeList(spec))}
   `
-  return camelRow(spec, updated)
+  return updated === undefined ? undefined : camelRow(spec, updated)
 }
 
-export async function deleteRecord (db: Db, spec: RecordTableSpec, id: number): Promise<void> {
-  await db`delete from ${db(spec.table)} where id = ${id}`
+/** Deletes a record; with `expectedVersion`, only while it still has it. True when it was deleted. */
+export async function deleteRecord (db: Db, table: RecordTable, id: number, expectedVersion: number | null = null): Promise<boolean> {
+  const rows = await db`
+    delete from ${db(table)}
+    where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
+    returning id
+  `
+  return rows.length > 0
+}
+
+/** A record's version now, or undefined when it is gone. */
+export async function recordVersion (db: Db, table: RecordTable, id: number): Promise<number | undefined> {
+  const [row] = await db<{ version: number }[]>`select version from ${db(table)} where id = ${id}`
+  return row?.version
 }
 
 export async function visitOfChild (db: Db, visitId: number, childId: number): Promise<boolean> {
   const [row] = await db`select 1 from visits where id = ${visitId} and child_id = ${childId}`
   return row !== undefined
+}
+
+/**
+ * The insert of a record from the rows of `from` (see createChecked): the
+ * values go as one JSON object, which PostgreSQL reads into the table's own
+ * column types.
+ */
+export function insertFrom (db: Db, spec: RecordTableSpec, childId: number, values: Record<string, unknown>, from: Fragment): Fragment {
+  const columns = spec.writable.map(camel => spec.columns[camel])
+  // Each list in a fragment of its own: postgres.js reads a helper after `insert` as rows of values.
+  const names = db`(child_id, ${db(columns)})`
+  const picked = db`${childId}::integer, ${db(columns.map(column => `r.${column}`))}`
+  return db`
+    insert into ${db(spec.table)} ${names}
+    select ${picked}
+    from ${from}, json_populate_record(null::${db(spec.table)}, ${db.json(toColumns(spec, values) as JSONValue)}::json) r
+    returning *
+  `
+}
+
+const TIMESTAMPS = new Set(['created_at', 'updated_at'])
+/** Decimal columns: written as the shortest number that reads back as the same value, as JavaScript writes them. */
+const DECIMALS = new Set(['height_cm', 'weight_kg', 'head_circumference_cm', 'temperature_c'])
+
+/** Several fragments joined by commas. */
+function commas (db: Db, fragments: Fragment[]): Fragment {
+  return fragments.reduce((all, fragment, index) => index === 0 ? fragment : db`${all}, ${fragment}`, db``)
+}
+
+/**
+ * The columns of a row of `r` as the API names them, for row_to_json: the
+ * database then writes the JSON itself, compact, timestamps as the API writes
+ * them. Derived fields are constants of the code, never input.
+ */
+function apiColumns (db: Db, spec: RecordTableSpec, derived: Record<string, string>): Fragment {
+  const columns = Object.entries(spec.columns).map(([name, column]) => TIMESTAMPS.has(column)
+    ? db`api_timestamp(r.${db(column)}) as ${db(name)}`
+    : DECIMALS.has(column)
+      ? db`r.${db(column)}::float8 as ${db(name)}`
+      : db`r.${db(column)} as ${db(name)}`)
+  for (const [name, expression] of Object.entries(derived)) columns.push(db`${db.unsafe(expression)} as ${db(name)}`)
+  return commas(db, columns)
+}
+
+/**
+ * A page of a child's records as the list's whole answer, `{ data, meta }`,
+ * written as JSON by the database: one scalar for the statement that also
+ * decides the read (sql/access.ts, readChecked). The page reads what it
+ * returns, through the index of its order; the total is counted apart.
+ */
+export function listBody (
+  db: Db, spec: RecordTableSpec, childId: number, filters: Fragment[], order: Fragment, limit: number, offset: number,
+  derived: Record<string, string> = {}
+): Fragment {
+  const where = db`r.child_id = ${childId} ${conditions(db, filters)}`
+  return db`(
+    select '{"data":' || coalesce(array_to_json(array_agg(p.item ${order}))::text, '[]') ||
+      ',"meta":{"total":' || (select count(*) from ${db(spec.table)} r where ${where}) ||
+      ',"limit":' || ${limit}::integer || ',"offset":' || ${offset}::integer || '}}'
+    from (
+      select (select row_to_json(x) from (select ${apiColumns(db, spec, derived)}) x) as item, r.*
+      from ${db(spec.table)} r
+      where ${where}
+      ${order}
+      limit ${limit} offset ${offset}
+    ) p
+  )`
 }

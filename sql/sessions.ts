@@ -1,6 +1,4 @@
-import type { PendingQuery } from 'postgres'
-import type { Db } from '../plugins/db'
-import type { Resolved } from './scope'
+import type { Db } from '../db/client'
 
 /** A session is one login; its refresh tokens form a chain, each knowing the token it replaced. */
 export interface Session {
@@ -103,36 +101,4 @@ async function countActiveSessions (db: Db, userId: number): Promise<number> {
     select count(*) as n from sessions where user_id = ${userId} and revoked_at is null and expires_at > now()
   `
   return row.n
-}
-
-export type FamilyRole = 'owner' | 'member' | 'viewer'
-
-/** Who a request acts for: read on every request, so that changes take effect at once. */
-export interface Principal {
-  id: number
-  role: 'admin' | 'user'
-  disabled: boolean
-  sessionActive: boolean
-  /** The route's target, when one was asked for: its family and the caller's role, or null when it does not exist. */
-  target: Resolved | null
-}
-
-/**
- * The user and session of an access token; with
- * `target`, the family scope's lookup rides along in the same statement.
- */
-export async function findPrincipal (db: Db, userId: number, sessionId: number, target: PendingQuery<Resolved[]> | null = null): Promise<Principal | undefined> {
-  const lookup = target === null
-    ? db`null::json as target`
-    : db`(select row_to_json(t) from (${target}) t) as target`
-  const [row] = await db<Principal[]>`
-    select
-      u.id, u.role, u.disabled,
-      s.revoked_at is null and s.expires_at > now() as "sessionActive",
-      ${lookup}
-    from sessions s
-    join users u on u.id = s.user_id
-    where s.id = ${sessionId} and s.user_id = ${userId}
-  `
-  return row
 }

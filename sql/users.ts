@@ -1,6 +1,6 @@
-import type { Db } from '../plugins/db'
+import type { Db } from '../db/client'
 
-export type Role = 'admin' | 'user'
+import type { Role } from '../lib/roles'
 
 export interface User {
   id: number

@@ -1,4 +1,4 @@
-import type { Db } from '../../plugins/db'
+import type { Db } from '../client'
 
 /** A table whose rows a backup holds: every ordinary table of the schema but the migration record. */
 export interface TableInfo {

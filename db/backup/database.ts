@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Config } from '../../plugins/config'
-import { createSql, type Sql } from '../../plugins/db'
-import { startEmbeddedDatabase } from '../embedded-db'
+import type { Config } from '../../lib/config'
+import { createSql, type Sql } from '../client'
+import { startEmbeddedDatabase } from '../embedded'
 
 export interface Database {
   sql: Sql

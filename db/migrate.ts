@@ -1,11 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Sql } from '../plugins/db'
+import type { Sql } from './client'
+import { LOCKS } from './locks'
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations')
 
-/** Any constant works; it only has to be the same for every instance. */
-const LOCK_KEY = 7_405_117_301
 
 const FILE_NAME = /^\d{8}-\d{6}-[a-z0-9-]+\.sql$/
 
@@ -44,7 +43,7 @@ export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, log }: Options 
   const files = await migrationFiles(dir)
   const conn = await sql.reserve()
   try {
-    await conn`select pg_advisory_lock(${LOCK_KEY})`
+    await conn`select pg_advisory_lock(${LOCKS.migrations})`
     try {
       await conn`
         create table if not exists migrations (
@@ -72,7 +71,7 @@ export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, log }: Options 
       }
       return applied
     } finally {
-      await conn`select pg_advisory_unlock(${LOCK_KEY})`.catch(() => {})
+      await conn`select pg_advisory_unlock(${LOCKS.migrations})`.catch(() => {})
     }
   } finally {
     conn.release()

@@ -1,7 +1,7 @@
 import { createWriteStream, existsSync } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
-import type { Sql, Tx } from '../../plugins/db'
+import type { Sql, Tx } from '../client'
 import { Digest, readArchive, type Manifest, type TableEntry } from './archive'
 import { filePath, stagingName, storedFiles, type FileRoots } from './files'
 import { plural, type Progress } from './progress'
@@ -43,6 +43,27 @@ async function loadTable (tx: Tx, table: TableEntry, content: AsyncIterable<Buff
   if (Number(rows) !== table.rows) throw new Error(`${table.name}: loaded ${rows} rows, the backup has ${table.rows}`)
 }
 
+/** The tables whose rows the change log follows, parents first. */
+const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments']
+
+/**
+ * A restore replaces every family's data: each family gets a new epoch, so
+ * that cursors of the data before no longer work, and every restored row one
+ * change `updated` (its version moves on), recorded for no user.
+ */
+async function recordRestore (tx: Tx, tables: TableInfo[]): Promise<void> {
+  const present = new Set(tables.map(table => table.name))
+  if (!present.has('family_clocks')) return
+  await tx`select set_config('app.tracking', 'on', true)`
+  await tx`update family_clocks set epoch = substr(md5(random()::text || clock_timestamp()::text), 1, 10)`
+  for (const table of TRACKED) {
+    if (!present.has(table)) continue
+    // The version trigger moves every row on; the families' row has its version in the clock.
+    if (table === 'families') await tx`update families set name = name`
+    else await tx.unsafe(`update ${quoteName(table)} set version = version`)
+  }
+}
+
 /** Writes a file under a temporary name beside its place; it is renamed into place before the commit. */
 async function stageFile (content: AsyncIterable<Buffer>, file: string, mode: number, sha256: string): Promise<string> {
   const staging = await stagingName(file)
@@ -82,6 +103,8 @@ export async function restoreBackup (sql: Sql, file: string, { roots, replace, p
   try {
     await sql.begin(async tx => {
       await tx`set local datestyle = 'ISO, YMD'`
+      // The backup holds its own change log: loading it records nothing.
+      await tx`select set_config('app.tracking', 'off', true)`
       const names = manifest.tables.map(table => quoteName(table.name)).join(', ')
       await tx.unsafe(`lock table ${names} in exclusive mode`)
       if (replace) await tx.unsafe(`truncate ${names} restart identity`)
@@ -98,6 +121,7 @@ export async function restoreBackup (sql: Sql, file: string, { roots, replace, p
         }
       }
       await restoreSequences(tx, manifest.sequences)
+      await recordRestore(tx, tables)
       for (const { staging, target } of staged) {
         await rename(staging, target)
         placed.push(target)

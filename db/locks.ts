@@ -1,0 +1,47 @@
+import type { Db, Sql } from './client'
+
+/**
+ * The advisory lock keys of the service, one place for all: any constant
+ * works, as long as every instance uses the same one for the same thing.
+ */
+export const LOCKS = {
+  /** Migrations apply once, whatever the number of instances starting. */
+  migrations: 7_405_117_301,
+  /** The first user registered is the only admin made by registration. */
+  registration: 7_405_117_302,
+  /** The last admin cannot be demoted, disabled or deleted. */
+  admins: 7_405_117_303,
+  /** One instance at a time sweeps the files left without their rows. */
+  orphanSweep: 7_405_117_304,
+  /** One instance at a time downloads the growth tables. */
+  growthDownload: 7_405_117_305
+} as const
+
+/** Takes a transaction's advisory lock: it waits for the holder and is released at commit. */
+export async function lockForTransaction (db: Db, key: number): Promise<void> {
+  await db`select pg_advisory_xact_lock(${key})`
+}
+
+/**
+ * Runs `work` while holding an advisory lock on a connection of its own,
+ * released after it. With `wait: false`, answers `skipped` at once when
+ * another instance holds it.
+ */
+export async function whileLocked<T> (sql: Sql, key: number, work: () => Promise<T>, { wait = true } = {}): Promise<{ ran: true, result: T } | { ran: false }> {
+  const conn = await sql.reserve()
+  try {
+    if (wait) {
+      await conn`select pg_advisory_lock(${key})`
+    } else {
+      const [{ locked }] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(${key}) as locked`
+      if (!locked) return { ran: false }
+    }
+    try {
+      return { ran: true, result: await work() }
+    } finally {
+      await conn`select pg_advisory_unlock(${key})`.catch(() => {})
+    }
+  } finally {
+    conn.release()
+  }
+}
