@@ -12,6 +12,7 @@ export const errors = {
   forbidden: createError('FORBIDDEN', 'Access denied', 403),
   notFound: createError('NOT_FOUND', '%s not found', 404),
   conflict: createError('CONFLICT', '%s', 409),
+  preconditionFailed: createError('PRECONDITION_FAILED', '%s', 412),
   payloadTooLarge: createError('PAYLOAD_TOO_LARGE', '%s', 413),
   unsupportedMediaType: createError('UNSUPPORTED_MEDIA_TYPE', '%s', 415),
   rateLimited: createError('RATE_LIMITED', '%s', 429),

@@ -9,6 +9,9 @@ export const IsoDate = Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\
 /** A timestamp, RFC 3339 in UTC. */
 export const Timestamp = Type.String({ format: 'date-time' })
 
+/** A family's, child's or record's version: 1 when created, +1 on each change. Its ETag is the version in quotes. */
+export const Version = Type.Integer({ minimum: 1, description: '1 when created, +1 on each change; the item\'s ETag is this number in double quotes' })
+
 /** An object that refuses unknown properties. */
 export function StrictObject<T extends TProperties> (properties: T, options: ObjectOptions = {}) {
   return Type.Object(properties, { additionalProperties: false, ...options })
@@ -58,6 +61,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Not allowed',
   404: 'Not found',
   409: 'Conflict',
+  412: 'The item changed since the version in If-Match; details.currentVersion is its version now',
   413: 'Too large',
   415: 'Unsupported media type',
   429: 'Too many requests',
@@ -73,6 +77,27 @@ export function errorResponses (...statuses: number[]): Record<number, TSchema> 
   }
   return responses
 }
+
+/** The 304 of a conditional read. */
+export const NotModified = Type.Null({ description: 'Not modified: the ETag in If-None-Match is still current; no body' })
+
+/** A read's answer, documented with the ETag it carries. */
+export function WithETag (schema: TSchema, etag: string): TSchema {
+  return { ...schema, headers: { ETag: { type: 'string', description: etag } } } as TSchema
+}
+
+export const ITEM_ETAG = 'The item\'s version in double quotes, e.g. "3"; send it back in If-None-Match (304 while current) or If-Match (a write that expects it)'
+export const CLOCK_ETAG = 'Changes whenever anything this answer could show changes, and is the same otherwise on every instance; send it back in If-None-Match for a 304 while current'
+
+/** The request header of a conditional read. */
+export const ConditionalRead = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ description: 'An ETag of an earlier answer of the same URL: 304 with no body while it is current' }))
+})
+
+/** The request header of a write that expects a version. */
+export const ConditionalWrite = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'The version the client last saw, in double quotes ("3"), or *: the write happens only while the item still has that version, otherwise 412 and nothing changes. Without it the write always goes through' }))
+})
 
 export const ListMeta = Type.Object({
   total: Type.Integer({ minimum: 0 }),

@@ -1,6 +1,6 @@
 import { unlink } from 'node:fs/promises'
 import path from 'node:path'
-import type { Config } from '../plugins/config'
+import type { Config } from './config'
 
 /** Stored names of files to remove: attachments live in UPLOAD_DIR, avatars in AVATAR_DIR. */
 export interface StoredNames {

@@ -3,7 +3,7 @@ import sharp from 'sharp'
 import { errors } from '../errors'
 import { temporaryName } from './names'
 import { removeQuietly } from './store'
-import type { Upload } from './receive'
+import type { Upload } from './upload'
 
 export const AVATAR_SIZE = 512
 

@@ -1,0 +1,103 @@
+import { present, type ChangeKind } from './kinds'
+
+/**
+ * A position in a family's changes. The epoch changes when a restore replaces
+ * the family's data, so a cursor of the old data is refused rather than
+ * silently skipping what the restore changed.
+ */
+export interface Cursor {
+  familyId: number
+  epoch: string
+  seq: number
+}
+
+const CURSOR = /^([1-9]\d{0,9})\.([0-9a-f]{1,32})\.(0|[1-9]\d{0,15})$/
+
+export function encodeCursor (cursor: Cursor): string {
+  return Buffer.from(`${cursor.familyId}.${cursor.epoch}.${cursor.seq}`).toString('base64url')
+}
+
+/** The cursor a string names, or null when it is not one. */
+export function decodeCursor (text: string): Cursor | null {
+  if (!/^[A-Za-z0-9_-]{1,80}$/.test(text)) return null
+  const match = CURSOR.exec(Buffer.from(text, 'base64url').toString('utf8'))
+  if (match === null) return null
+  const familyId = Number(match[1])
+  const seq = Number(match[3])
+  if (familyId > 2147483647 || !Number.isSafeInteger(seq)) return null
+  return { familyId, epoch: match[2], seq }
+}
+
+/** A change as the change log keeps it. */
+export interface StoredChange {
+  familyId: number
+  seq: number
+  kind: ChangeKind
+  recordId: number
+  childId: number | null
+  op: 'created' | 'updated' | 'deleted'
+  version: number
+  userId: number | null
+  at: Date
+  record: Record<string, unknown> | null
+}
+
+/** A change as the API answers it. */
+export interface Change {
+  cursor: string
+  kind: ChangeKind
+  id: number
+  childId: number | null
+  op: 'created' | 'updated' | 'deleted'
+  version: number
+  at: Date
+  userId: number | null
+  record: Record<string, unknown> | null
+}
+
+/**
+ * The change in the API's shape. A family's record carries the reader's role
+ * in it, like the family's GET.
+ */
+export function presentChange (change: StoredChange, epoch: string, readerRole: string | null = null): Change {
+  let record = change.record === null ? null : present(change.kind, change.record)
+  if (record !== null && change.kind === 'family') record = { ...record, role: readerRole }
+  return {
+    cursor: encodeCursor({ familyId: change.familyId, epoch, seq: change.seq }),
+    kind: change.kind,
+    id: change.recordId,
+    childId: change.childId,
+    op: change.op,
+    version: change.version,
+    at: change.at,
+    userId: change.userId,
+    record
+  }
+}
+
+/** Fields of a history entry that say nothing of the change itself. */
+const BOOKKEEPING = new Set(['id', 'version', 'createdAt', 'updatedAt'])
+
+function comparable (value: unknown): string {
+  return JSON.stringify(value instanceof Date ? value.toISOString() : value ?? null)
+}
+
+/**
+ * The fields a change altered, each with its value before and after: every
+ * field of a created record (from null), every field of a deleted one (to
+ * null), and only the fields that differ for an update.
+ */
+export function changedFields (
+  kind: ChangeKind, before: Record<string, unknown> | null, after: Record<string, unknown> | null
+): Record<string, { from: unknown, to: unknown }> {
+  const old = before === null ? {} : present(kind, before)
+  const now = after === null ? {} : present(kind, after)
+  const fields: Record<string, { from: unknown, to: unknown }> = {}
+  for (const name of new Set([...Object.keys(old), ...Object.keys(now)])) {
+    if (BOOKKEEPING.has(name)) continue
+    const from = before === null ? null : old[name] ?? null
+    const to = after === null ? null : now[name] ?? null
+    if (comparable(from) !== comparable(to)) fields[name] = { from, to }
+  }
+  return fields
+}

@@ -1,0 +1,274 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { version } from '../package.json'
+
+export type Registration = 'invite' | 'open' | 'closed'
+
+export type DatabaseConfig =
+  | { kind: 'url'; url: string }
+  | { kind: 'embedded'; dir: string }
+
+export interface Config {
+  production: boolean
+  version: string
+  port: number
+  host: string
+  database: DatabaseConfig
+  dataDir: string
+  uploadDir: string
+  avatarDir: string
+  growthDataDir: string
+  growthDataUrl: string | null
+  jwtSecret: string
+  jwtRefreshSecret: string
+  /** Secrets of before a rotation: tokens they signed are still accepted, none is signed with them. */
+  jwtSecretPrevious: string | null
+  jwtRefreshSecretPrevious: string | null
+  /** The Redis that keeps the rate-limit counters of every instance; null keeps them in memory. */
+  redisUrl: string | null
+  /** The bound of the in-process cache of answers, in bytes. */
+  responseCacheBytes: number
+  logLevel: string
+  registration: Registration
+  trustProxy: boolean | number | string[]
+  corsOrigins: string[]
+  maxFileSize: number
+  accessTokenTtl: number
+  refreshTokenTtl: number
+  authRateLimitMax: number
+  authRateLimitWindow: number
+  refreshReuseGrace: number
+  bcryptCost: number
+  /** Exports running at once, in all (each user may run two). */
+  exportConcurrency: number
+  /** A download that makes no progress for this long is ended, in milliseconds. */
+  downloadIdleTimeout: number
+  /** PostgreSQL's statement_timeout on every connection, in milliseconds. */
+  statementTimeout: number
+  /** How long an idle keep-alive connection stays open, in milliseconds. */
+  keepAliveTimeout: number
+  /** How often an open event stream gets a comment that keeps proxies from closing it, in milliseconds. */
+  eventKeepAlive: number
+}
+
+/** A bad setting: the message is one line that names it. */
+export class ConfigError extends Error {
+  constructor (readonly setting: string, problem: string) {
+    super(`Invalid configuration: ${setting} ${problem}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const MIN_SECRET = 32
+
+function text (env: Env, name: string): string | undefined {
+  const value = env[name]?.trim()
+  return value === undefined || value === '' ? undefined : value
+}
+
+function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${raw}`)
+  return value
+}
+
+function oneOf<T extends string> (env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name)
+  if (raw === undefined) return fallback
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`)
+  }
+  return raw as T
+}
+
+function databaseConfig (env: Env, production: boolean, dataDir: string): DatabaseConfig {
+  const url = text(env, 'DATABASE_URL')
+  if (url !== undefined) {
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'must be a URL like postgres://user:password@host:5432/name')
+    }
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+      throw new ConfigError('DATABASE_URL', 'must start with postgres:// or postgresql://')
+    }
+    return { kind: 'url', url }
+  }
+  const names = ['DB_HOST', 'DB_PORT', 'DB_USER', 'DB_PASSWORD', 'DB_NAME']
+  if (names.some(name => text(env, name) !== undefined)) {
+    const host = text(env, 'DB_HOST') ?? '127.0.0.1'
+    const port = integer(env, 'DB_PORT', 5432, 1, 65535)
+    const user = text(env, 'DB_USER')
+    const password = env.DB_PASSWORD ?? ''
+    const name = text(env, 'DB_NAME')
+    if (production) {
+      for (const required of ['DB_USER', 'DB_PASSWORD', 'DB_NAME']) {
+        if (text(env, required) === undefined) throw new ConfigError(required, 'is required in production')
+      }
+    }
+    const target = new URL('postgres://placeholder')
+    target.hostname = host
+    target.port = String(port)
+    target.username = encodeURIComponent(user ?? 'postgres')
+    target.password = encodeURIComponent(password)
+    target.pathname = '/' + encodeURIComponent(name ?? user ?? 'postgres')
+    return { kind: 'url', url: target.toString() }
+  }
+  if (production) throw new ConfigError('DATABASE_URL', 'or DB_HOST, DB_USER, DB_PASSWORD and DB_NAME are required in production')
+  return { kind: 'embedded', dir: path.join(dataDir, 'postgres') }
+}
+
+function trustProxy (env: Env): Config['trustProxy'] {
+  const raw = text(env, 'TRUST_PROXY')
+  if (raw === undefined || raw === 'false') return false
+  if (raw === 'true') return true
+  if (/^\d+$/.test(raw)) return Number(raw)
+  const addresses = raw.split(',').map(item => item.trim()).filter(Boolean)
+  for (const address of addresses) {
+    if (!/^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(address) && !['loopback', 'linklocal', 'uniquelocal'].includes(address)) {
+      throw new ConfigError('TRUST_PROXY', `must be true, false, a hop count or addresses, got "${address}"`)
+    }
+  }
+  return addresses
+}
+
+function corsOrigins (env: Env): string[] {
+  const raw = text(env, 'CORS_ORIGIN')
+  if (raw === undefined) return []
+  return raw.split(',').map(item => item.trim()).filter(Boolean).map(origin => {
+    let parsed: URL
+    try {
+      parsed = new URL(origin)
+    } catch {
+      throw new ConfigError('CORS_ORIGIN', `must list origins like https://example.org, got "${origin}"`)
+    }
+    if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError('CORS_ORIGIN', `must list origins like https://example.org, got "${origin}"`)
+    }
+    return parsed.origin
+  })
+}
+
+function growthDataUrl (env: Env): string | null {
+  const raw = text(env, 'GROWTH_DATA_URL')
+  if (raw === undefined) return null
+  try {
+    const parsed = new URL(raw)
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol')
+  } catch {
+    throw new ConfigError('GROWTH_DATA_URL', `must be an http or https URL, got "${raw}"`)
+  }
+  return raw.endsWith('/') ? raw : raw + '/'
+}
+
+/** Development secrets are made once and kept, so that restarts keep sessions valid. */
+function developmentSecrets (dataDir: string): { jwtSecret: string; jwtRefreshSecret: string } {
+  const file = path.join(dataDir, 'secrets.json')
+  try {
+    const stored = JSON.parse(readFileSync(file, 'utf8'))
+    if (typeof stored.jwtSecret === 'string' && typeof stored.jwtRefreshSecret === 'string') return stored
+  } catch {}
+  const secrets = {
+    jwtSecret: randomBytes(48).toString('base64url'),
+    jwtRefreshSecret: randomBytes(48).toString('base64url')
+  }
+  mkdirSync(dataDir, { recursive: true })
+  writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 })
+  return secrets
+}
+
+function secrets (env: Env, production: boolean, dataDir: string): { jwtSecret: string; jwtRefreshSecret: string } {
+  let jwtSecret = env.JWT_SECRET ?? ''
+  let jwtRefreshSecret = env.JWT_REFRESH_SECRET ?? ''
+  if (!production && (jwtSecret === '' || jwtRefreshSecret === '')) {
+    const stored = developmentSecrets(dataDir)
+    jwtSecret ||= stored.jwtSecret
+    jwtRefreshSecret ||= stored.jwtRefreshSecret
+  }
+  for (const [name, value] of [['JWT_SECRET', jwtSecret], ['JWT_REFRESH_SECRET', jwtRefreshSecret]]) {
+    if (value === '') throw new ConfigError(name, 'is required in production')
+    if ([...value].length < MIN_SECRET) throw new ConfigError(name, `must be at least ${MIN_SECRET} characters`)
+  }
+  if (jwtSecret === jwtRefreshSecret) throw new ConfigError('JWT_REFRESH_SECRET', 'must differ from JWT_SECRET')
+  return { jwtSecret, jwtRefreshSecret }
+}
+
+/** The secrets of before a rotation, optional; each unlike every current one. */
+function previousSecrets (env: Env, current: { jwtSecret: string, jwtRefreshSecret: string }): { jwtSecretPrevious: string | null, jwtRefreshSecretPrevious: string | null } {
+  const found: Record<string, string | null> = {}
+  for (const name of ['JWT_SECRET_PREVIOUS', 'JWT_REFRESH_SECRET_PREVIOUS']) {
+    const value = env[name] ?? ''
+    if (value === '') {
+      found[name] = null
+      continue
+    }
+    if ([...value].length < MIN_SECRET) throw new ConfigError(name, `must be at least ${MIN_SECRET} characters`)
+    if (value === current.jwtSecret || value === current.jwtRefreshSecret) throw new ConfigError(name, 'must differ from JWT_SECRET and JWT_REFRESH_SECRET')
+    found[name] = value
+  }
+  return { jwtSecretPrevious: found.JWT_SECRET_PREVIOUS, jwtRefreshSecretPrevious: found.JWT_REFRESH_SECRET_PREVIOUS }
+}
+
+function redisUrl (env: Env): string | null {
+  const raw = text(env, 'REDIS_URL')
+  if (raw === undefined) return null
+  try {
+    const parsed = new URL(raw)
+    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('protocol')
+  } catch {
+    throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL, got "${raw}"`)
+  }
+  return raw
+}
+
+function jwt (env: Env, production: boolean, dataDir: string) {
+  const current = secrets(env, production, dataDir)
+  return { ...current, ...previousSecrets(env, current) }
+}
+
+/** Reads and checks every setting once. Throws ConfigError naming the first bad one. */
+export function loadConfig (env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production'
+  const dataDir = path.resolve(text(env, 'DATA_DIR') ?? './data')
+  const logLevel = oneOf(env, 'LOG_LEVEL', LOG_LEVELS, production ? 'error' : 'info')
+  const host = text(env, 'HOST') ?? '127.0.0.1'
+  return {
+    production,
+    version,
+    port: integer(env, 'PORT', 3001, 0, 65535),
+    host,
+    database: databaseConfig(env, production, dataDir),
+    dataDir,
+    uploadDir: path.resolve(text(env, 'UPLOAD_DIR') ?? (production ? '/app/uploads' : path.join(dataDir, 'uploads'))),
+    avatarDir: path.resolve(text(env, 'AVATAR_DIR') ?? (production ? '/app/avatars' : path.join(dataDir, 'avatars'))),
+    growthDataDir: path.resolve(text(env, 'GROWTH_DATA_DIR') ?? (production ? '/app/growth' : path.join(dataDir, 'growth'))),
+    growthDataUrl: growthDataUrl(env),
+    ...jwt(env, production, dataDir),
+    redisUrl: redisUrl(env),
+    responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
+    logLevel,
+    registration: oneOf(env, 'REGISTRATION', ['invite', 'open', 'closed'] as const, 'invite'),
+    trustProxy: trustProxy(env),
+    corsOrigins: corsOrigins(env),
+    maxFileSize: integer(env, 'MAX_FILE_SIZE', 10485760, 1, Number.MAX_SAFE_INTEGER),
+    accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 900, 1, 31536000),
+    refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 604800, 1, 31536000),
+    authRateLimitMax: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1000000),
+    authRateLimitWindow: integer(env, 'AUTH_RATE_LIMIT_WINDOW', 60, 1, 86400),
+    refreshReuseGrace: integer(env, 'REFRESH_REUSE_GRACE', 10, 0, 86400),
+    bcryptCost: integer(env, 'BCRYPT_COST', 12, 10, 15),
+    exportConcurrency: integer(env, 'EXPORT_CONCURRENCY', 4, 1, 1000),
+    downloadIdleTimeout: integer(env, 'DOWNLOAD_IDLE_TIMEOUT', 60, 1, 3600) * 1000,
+    statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
+    keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000,
+    eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000
+  }
+}
