@@ -1,18 +1,21 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawServerDefault } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import configPlugin, { type Config } from './plugins/config'
+import configPlugin from './plugins/config'
+import type { Config } from './lib/config'
 import errors, { JSON_BODY_LIMIT } from './plugins/errors'
 import validation, { buildValidator } from './plugins/validation'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
+import responseCache from './plugins/response-cache'
 import openapi from './plugins/openapi'
 import growth from './plugins/growth'
-import auth from './plugins/auth'
+import tokens from './plugins/tokens'
 import authRoutes from './routes/auth'
 import me from './routes/me'
-import familyScope from './plugins/family-scope'
+import access from './plugins/access'
+import changeEvents from './plugins/change-events'
 import uploads from './plugins/uploads'
 import families from './routes/families'
 import invites from './routes/invites'
@@ -30,6 +33,9 @@ import health from './routes/health'
 import docs from './routes/docs'
 import growthStandards from './routes/growth-standards'
 import exportRoutes from './routes/export'
+import changes from './routes/changes'
+import events from './routes/events'
+import { namedSchemas } from './routes/schemas'
 
 export interface AppOptions {
   db?: DbOptions
@@ -51,6 +57,17 @@ export const REDACTED_PATHS = [
     .flatMap(key => [key, `*.${key}`])
 ]
 
+/** A request as the logs show it: a ticket in the query string is a credential, and is left out. */
+function loggedRequest (request: FastifyRequest): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: request.url.replace(/([?&]ticket=)[^&]*/g, '$1[redacted]'),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort
+  }
+}
+
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>
 
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<App> {
@@ -58,6 +75,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      serializers: { req: loggedRequest },
       ...(options.logStream !== undefined ? { stream: options.logStream } : {})
     },
     // A hop count is valid for proxy-addr, though Fastify's types only name the other forms.
@@ -96,10 +114,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(validation)
   await app.register(security)
   await app.register(db, options.db ?? {})
-  await app.register(openapi)
+  await app.register(openapi, { schemas: namedSchemas })
   await app.register(growth)
-  await app.register(auth)
-  await app.register(familyScope)
+  await app.register(responseCache)
+  await app.register(tokens)
+  await app.register(access)
+  await app.register(changeEvents)
   await app.register(uploads)
 
   await app.register(health)
@@ -107,6 +127,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(authRoutes)
   await app.register(invites)
   await app.register(staticFiles)
+  await app.register(events)
 
   // Everything registered here needs a valid access token.
   await app.register(async function protectedRoutes (api) {
@@ -124,6 +145,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(avatars)
     await api.register(childGrowth)
     await api.register(exportRoutes)
+    await api.register(changes)
   })
 
   return app

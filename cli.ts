@@ -2,20 +2,21 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import type { TSchema } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
-import { loadConfig, type Config } from './plugins/config'
-import type { Sql } from './plugins/db'
+import { loadConfig, type Config } from './lib/config'
+import type { Sql } from './db/client'
 import { buildValidator } from './plugins/validation'
 import { Email, Password, UserName } from './routes/auth/schemas'
 import { hashPassword } from './lib/passwords'
 import { StrictObject } from './lib/schemas'
-import { writeBackup } from './lib/backup/backup'
-import { openDatabase } from './lib/backup/database'
-import { megabytes, plural, stderrProgress } from './lib/backup/progress'
-import { restoreBackup } from './lib/backup/restore'
-import { backupTarget, pruneBackups } from './lib/backup/target'
-import { migrate } from './sql/migrations'
+import { writeBackup } from './db/backup/backup'
+import { openDatabase } from './db/backup/database'
+import { megabytes, plural, stderrProgress } from './db/backup/progress'
+import { restoreBackup } from './db/backup/restore'
+import { backupTarget, pruneBackups } from './db/backup/target'
+import { migrate } from './db/migrate'
 import { revokeUserSessions } from './sql/sessions'
 import { emailTaken, findCredentials, insertUser, setPasswordHash } from './sql/users'
+import { containWriteAfterClose } from './db/write-after-close'
 
 /**
  * The admin command line: accounts, migrations, backup and restore, with the
@@ -221,6 +222,7 @@ async function main (argv: string[]): Promise<void> {
     throw new UsageError((error as Error).message)
   }
   const config = loadConfig()
+  containWriteAfterClose(message => process.stderr.write(`warning: ${message}\n`))
   process.stdout.write(`${await command.run(values, config)}\n`)
 }
 

@@ -1,5 +1,5 @@
 import { buildApp } from './app'
-import { ConfigError, loadConfig, type Config } from './plugins/config'
+import { ConfigError, loadConfig, type Config } from './lib/config'
 
 const DRAIN_MS = 10_000
 const GIVE_UP_MS = 20_000

@@ -1,20 +1,17 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { NO_ANSWER } from '../lib/db-answers'
+import { NO_ANSWER } from '../db/answers'
+import { errors } from '../lib/errors'
 
 export const JSON_BODY_LIMIT = 1024 * 1024
 const MAX_ISSUES = 20
 export const DATABASE_UNAVAILABLE = 'The database is unavailable; try again shortly'
 
 /** Codes the service's own errors carry; they are answered as they are. */
+/** The codes the service answers as they are: its own errors', and those the handler sets itself. */
 const OWN_CODES = new Set([
-  'VALIDATION_ERROR', 'INVALID_BODY', 'INVITE_INVALID',
-  'UNAUTHORIZED', 'TOKEN_EXPIRED', 'INVALID_CREDENTIALS', 'REFRESH_TOKEN_INVALID', 'REFRESH_TOKEN_REUSED',
-  'FORBIDDEN', 'ACCOUNT_DISABLED', 'REGISTRATION_CLOSED', 'WRONG_PASSWORD',
-  'NOT_FOUND', 'ROUTE_NOT_FOUND',
-  'EMAIL_TAKEN', 'LAST_OWNER', 'LAST_ADMIN', 'FAMILY_NOT_EMPTY', 'ALREADY_MEMBER', 'CONFLICT',
-  'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL_ERROR',
-  'SERVICE_UNAVAILABLE', 'GROWTH_DATA_MISSING'
+  ...Object.values(errors).map(OwnError => new OwnError().code),
+  'ROUTE_NOT_FOUND', 'INTERNAL_ERROR'
 ])
 
 const CODE_BY_STATUS: Record<number, string> = {

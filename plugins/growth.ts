@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { LOCKS, whileLocked } from '../db/locks'
 import { errors } from '../lib/errors'
 import { downloadTables, readTableFiles, type TableFiles } from '../lib/growth/data'
 import { TABLE_NAMES, TABLE_SOURCES, type TableName } from '../lib/growth/sources'
@@ -54,7 +55,22 @@ export default fp(async function growth (fastify) {
     }
   }
 
-  async function download (found: TableFiles, missing: TableName[]): Promise<void> {
+  /**
+   * Downloads the missing tables, one instance at a time: the next one first
+   * looks again at GROWTH_DATA_DIR, which the one before may have filled.
+   */
+  async function download (): Promise<void> {
+    await whileLocked(fastify.sql, LOCKS.growthDownload, async () => {
+      const local = await readTableFiles(dir)
+      if (local.files.size === TABLE_NAMES.length) {
+        use(local.files)
+        return
+      }
+      await fetchMissing(local.files, TABLE_NAMES.filter(name => !local.files.has(name)))
+    })
+  }
+
+  async function fetchMissing (found: TableFiles, missing: TableName[]): Promise<void> {
     log.info({ dir }, `growth tables missing (${fileNames(missing)}): downloading them`)
     const result = await downloadTables(dir, missing, { mirror, signal: closing.signal })
     if (closing.signal.aborted) return
@@ -75,14 +91,13 @@ export default fp(async function growth (fastify) {
     return
   }
 
-  const missing = TABLE_NAMES.filter(name => !local.files.has(name))
   fastify.addHook('onReady', async () => {
-    state.loading = download(local.files, missing).catch(error => {
+    state.loading = download().catch(error => {
       log.warn({ err: error, dir }, 'growth tables could not be downloaded; growth routes answer 503')
     })
   })
-  fastify.addHook('onClose', async () => {
+  fastify.addHook('preClose', async () => {
     closing.abort()
     await state.loading
   })
-}, { name: 'growth', dependencies: ['config'] })
+}, { name: 'growth', dependencies: ['config', 'db'] })

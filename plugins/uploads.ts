@@ -2,11 +2,14 @@ import fp from 'fastify-plugin'
 import type { onSendAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
 import { mkdir } from 'node:fs/promises'
 import { encodeAvatar } from '../lib/files/avatar'
-import { receiveUpload, type Upload, type UploadRules } from '../lib/files/receive'
+import { receiveUpload, type Upload, type UploadRules } from './receive-upload'
 import { removeQuietly } from '../lib/files/store'
 import { sweepOrphans } from '../lib/files/sweep'
 import { ATTACHMENT_TYPES, AVATAR_TYPES } from '../lib/files/types'
-import { ConfigError } from './config'
+import { LOCKS, whileLocked } from '../db/locks'
+import { ConfigError } from '../lib/config'
+import { storedNamesInUse } from '../sql/attachments'
+import { avatarNamesInUse } from '../sql/children'
 
 export type UploadKind = 'attachment' | 'avatar'
 
@@ -43,24 +46,28 @@ export default fp(async function uploads (fastify) {
   }
 
   // Files a stopped process left without their row are removed in the
-  // background once the service is up.
+  // background once the service is up, by one instance at a time: another
+  // that finds the sweep under way leaves it to that one.
+  let sweeping: Promise<void> = Promise.resolve()
   fastify.addHook('onReady', async () => {
     const { sql } = fastify
-    const sweeps = [
-      sweepOrphans(config.uploadDir, async names => new Set((await sql<{ name: string }[]>`
-        select stored_name as name from attachments where stored_name in ${sql(names)}
-      `).map(row => row.name))),
-      sweepOrphans(config.avatarDir, async names => new Set((await sql<{ name: string }[]>`
-        select avatar_name as name from children where avatar_name in ${sql(names)}
-      `).map(row => row.name)))
-    ]
-    Promise.all(sweeps).then(
-      ([uploads, avatars]) => {
+    const sweep = () => Promise.all([
+      sweepOrphans(config.uploadDir, names => storedNamesInUse(sql, names)),
+      sweepOrphans(config.avatarDir, names => avatarNamesInUse(sql, names))
+    ])
+    sweeping = whileLocked(sql, LOCKS.orphanSweep, sweep, { wait: false }).then(
+      outcome => {
+        if (!outcome.ran) {
+          fastify.log.info('another instance is sweeping orphaned files')
+          return
+        }
+        const [uploads, avatars] = outcome.result
         if (uploads.length + avatars.length > 0) fastify.log.warn({ uploads, avatars }, 'removed files left without their rows')
       },
       error => fastify.log.warn({ err: error }, 'the sweep of orphaned files failed')
     )
   })
+  fastify.addHook('preClose', async () => { await sweeping })
 
   const rules: Record<UploadKind, UploadRules> = {
     attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ['visitId', 'measurementId', 'illnessId'] },

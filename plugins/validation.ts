@@ -5,7 +5,11 @@ import type { FastifyRequest, FastifySchemaCompiler } from 'fastify'
 
 type Schema = Record<string, any>
 
-/** A length limit in UTF-8 bytes (bcrypt reads bytes, not characters). */
+/**
+ * A length limit in UTF-8 bytes (bcrypt reads bytes, not characters). The
+ * keywords of the project's own are OpenAPI extensions (x-...), so that the
+ * document stays standard while the validator enforces them.
+ */
 function byteLimit (keyword: string, ok: (bytes: number, limit: number) => boolean, word: string) {
   const validate = (limit: number, data: string): boolean => {
     if (ok(Buffer.byteLength(data, 'utf8'), limit)) return true
@@ -25,7 +29,7 @@ export function decimals (value: number): number {
 
 function maxDecimals (limit: number, data: number): boolean {
   if (decimals(data) <= limit) return true
-  maxDecimals.errors = [{ keyword: 'maxDecimals', message: `must have at most ${limit} decimal places`, params: { limit } }]
+  maxDecimals.errors = [{ keyword: 'x-max-decimals', message: `must have at most ${limit} decimal places`, params: { limit } }]
   return false
 }
 maxDecimals.errors = [] as object[]
@@ -40,9 +44,9 @@ function createAjv (coerce: boolean): Ajv {
     addUsedSchema: false
   })
   addFormats(ajv)
-  ajv.addKeyword({ keyword: 'minBytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('minBytes', (bytes, limit) => bytes >= limit, 'fewer') })
-  ajv.addKeyword({ keyword: 'maxBytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('maxBytes', (bytes, limit) => bytes <= limit, 'more') })
-  ajv.addKeyword({ keyword: 'maxDecimals', type: 'number', schemaType: 'number', errors: true, validate: maxDecimals })
+  ajv.addKeyword({ keyword: 'x-min-bytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('x-min-bytes', (bytes, limit) => bytes >= limit, 'fewer') })
+  ajv.addKeyword({ keyword: 'x-max-bytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('x-max-bytes', (bytes, limit) => bytes <= limit, 'more') })
+  ajv.addKeyword({ keyword: 'x-max-decimals', type: 'number', schemaType: 'number', errors: true, validate: maxDecimals })
   return ajv
 }
 

@@ -1,0 +1,436 @@
+import fp from 'fastify-plugin'
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
+import type { ServerResponse } from 'node:http'
+import { PassThrough, type Readable } from 'node:stream'
+import { presentChange, type StoredChange } from '../lib/changes'
+import { errors } from '../lib/errors'
+import type { FamilyRole } from '../lib/roles'
+import { changesAfter, familyClock, familyClocks, type Clock } from '../sql/changes'
+import { isMember } from '../sql/families'
+import { sessionsStillActive } from '../sql/tickets'
+
+/** Open streams of one user on one instance; the next one is a 429. */
+export const STREAMS_PER_USER = 5
+/** When a user who has all their streams open may try again, in seconds. */
+export const STREAMS_RETRY_AFTER = 10
+/** What a stream may hold unread before it is ended: its client does not read. */
+const MAX_UNREAD = 1024 * 1024
+/** Changes read at once. */
+const BATCH = 100
+/** How soon a family's changes are read again after the database failed to answer. */
+const RETRY_MS = 1000
+/** Writes committed within this time are announced to every instance in one NOTIFY. */
+const ANNOUNCE_EVERY_MS = 10
+/** How often the clocks of the families streamed here are read, for writes nobody announced. */
+const POLL_EVERY_MS = 2000
+
+/** Who listens, to which family. */
+export interface Holder {
+  familyId: number
+  userId: number
+  sessionId: number
+  role: FamilyRole
+}
+
+export interface EventStream {
+  /** Where the family's changes stood once the stream was registered. */
+  clock: Clock
+  /** The response body: `text/event-stream`. */
+  body: Readable
+  /** Sends every change after `afterSeq`, then each new one as it commits. */
+  start: (afterSeq: number) => void
+  /** Gives the stream up before it was answered. */
+  cancel: () => void
+}
+
+export interface ChangeEvents {
+  /**
+   * Registers a stream for the reply's request, then checks the family, the
+   * session and the membership again: whatever ends after this point ends the
+   * stream. 429 beyond STREAMS_PER_USER, 404, 401 or 403 when one of them is gone.
+   */
+  open: (reply: FastifyReply, holder: Holder) => Promise<EventStream>
+  /** Streams open on this instance. */
+  count: () => number
+  /** A write of the family committed on this instance: every instance is told, for many writes at a time. */
+  announce: (familyId: number) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    changeEvents: ChangeEvents
+  }
+}
+
+interface Listener extends Holder {
+  out: PassThrough
+  raw: ServerResponse
+  log: FastifyBaseLogger
+  epoch: string
+  /** The last change sent. */
+  lastSeq: number
+  /** Caught up: the family's reads deliver to it. */
+  live: boolean
+  ended: boolean
+  /** Answered: its end is worth a log line. */
+  started: boolean
+  /** Wakes a catch-up waiting for the client to read. */
+  resume: (() => void) | null
+}
+
+/** The streams of one family, and its one read of changes at a time. */
+interface Family {
+  listeners: Set<Listener>
+  running: boolean
+  again: boolean
+}
+
+function unread (listener: Listener): number {
+  return listener.out.writableLength + listener.out.readableLength + listener.raw.writableLength
+}
+
+function event (change: ReturnType<typeof presentChange>): string {
+  return `event: change\nid: ${change.cursor}\ndata: ${JSON.stringify(change)}\n\n`
+}
+
+/**
+ * Live updates: a family's changes, as they commit on any instance, to the
+ * event streams open on this one. PostgreSQL tells every instance which family
+ * changed (LISTEN family_changes) and which session ended (LISTEN
+ * sessions_ended), on one connection of its own outside the pool; a family's
+ * changes are then read once for all its streams, one read at a time. Each
+ * stream keeps the last change it was sent, so none is sent twice or skipped,
+ * also across the reconnections of the listening connection.
+ */
+export default fp(async function changeEvents (fastify) {
+  const { config, sql } = fastify
+  const families = new Map<number, Family>()
+  const sessions = new Map<number, Set<Listener>>()
+  const perUser = new Map<number, number>()
+  let closing = false
+
+  function register (listener: Listener): void {
+    let family = families.get(listener.familyId)
+    if (family === undefined) {
+      family = { listeners: new Set(), running: false, again: false }
+      families.set(listener.familyId, family)
+    }
+    family.listeners.add(listener)
+    let own = sessions.get(listener.sessionId)
+    if (own === undefined) {
+      own = new Set()
+      sessions.set(listener.sessionId, own)
+    }
+    own.add(listener)
+    perUser.set(listener.userId, (perUser.get(listener.userId) ?? 0) + 1)
+  }
+
+  function unregister (listener: Listener): void {
+    const family = families.get(listener.familyId)
+    family?.listeners.delete(listener)
+    if (family !== undefined && family.listeners.size === 0 && !family.running) families.delete(listener.familyId)
+    const own = sessions.get(listener.sessionId)
+    own?.delete(listener)
+    if (own?.size === 0) sessions.delete(listener.sessionId)
+    const count = (perUser.get(listener.userId) ?? 1) - 1
+    if (count > 0) perUser.set(listener.userId, count)
+    else perUser.delete(listener.userId)
+  }
+
+  /** Ends a stream: its response ends after what it holds, or at once when `cut`. */
+  function finish (listener: Listener, reason: string, cut = false): void {
+    if (listener.ended) return
+    listener.ended = true
+    unregister(listener)
+    listener.resume?.()
+    if (listener.started) listener.log.info({ familyId: listener.familyId, reason }, 'event stream ended')
+    if (cut) listener.raw.destroy()
+    else if (!listener.out.destroyed) listener.out.end()
+  }
+
+  function write (listener: Listener, text: string): void {
+    if (listener.ended || listener.out.destroyed) return
+    listener.out.write(text)
+  }
+
+  /**
+   * Cuts a stream that still holds more than MAX_UNREAD when more is to be
+   * written. Asked only after the event loop had its turn, so that what a
+   * burst wrote at once has had its chance to reach the socket.
+   */
+  function cutIfUnread (listener: Listener): boolean {
+    if (listener.ended || unread(listener) <= MAX_UNREAD) return listener.ended
+    finish(listener, 'the client does not read', true)
+    return true
+  }
+
+  /** Sends one change, unless the stream has it; the user's own removal is the last thing it gets. */
+  function send (listener: Listener, row: StoredChange): void {
+    if (listener.ended || row.seq <= listener.lastSeq) return
+    const own = row.kind === 'member' && row.recordId === listener.userId
+    const role = row.record?.role
+    if (own && row.op !== 'deleted' && typeof role === 'string') listener.role = role as FamilyRole
+    listener.lastSeq = row.seq
+    write(listener, event(presentChange(row, listener.epoch, listener.role)))
+    if (own && row.op === 'deleted') finish(listener, 'the member was removed')
+  }
+
+  /** Waits until the client has read what the stream holds; a client that reads nothing for DOWNLOAD_IDLE_TIMEOUT is cut. */
+  function drained (listener: Listener): Promise<void> {
+    return new Promise(resolve => {
+      const done = (): void => {
+        clearTimeout(timer)
+        listener.out.off('drain', done)
+        listener.resume = null
+        resolve()
+      }
+      const timer = setTimeout(() => finish(listener, 'the client read nothing while changes waited', true), config.downloadIdleTimeout)
+      listener.out.once('drain', done)
+      listener.resume = done
+    })
+  }
+
+  /**
+   * Sends a new stream what it missed, at the pace its client reads, before
+   * the family's reads deliver to it. A read that fails ends the stream: its
+   * client resumes from the last change it got.
+   */
+  async function catchUp (listener: Listener): Promise<void> {
+    try {
+      for (;;) {
+        const rows = await changesAfter(sql, listener.familyId, listener.lastSeq, BATCH)
+        if (cutIfUnread(listener)) return
+        for (const row of rows) {
+          send(listener, row)
+          if (listener.ended) return
+          if (listener.out.writableNeedDrain) await drained(listener)
+          if (listener.ended) return
+        }
+        if (rows.length < BATCH) break
+      }
+      listener.live = true
+      wake(listener.familyId)
+    } catch (error) {
+      listener.log.warn({ err: error, familyId: listener.familyId }, 'event stream: could not read the changes it missed')
+      finish(listener, 'the database did not answer')
+    }
+  }
+
+  /** Reads the family's new changes once for all its caught-up streams. */
+  async function deliver (familyId: number, family: Family): Promise<void> {
+    const clock = await familyClock(sql, familyId)
+    if (clock === undefined) {
+      for (const listener of [...family.listeners]) finish(listener, 'the family was deleted')
+      return
+    }
+    for (const listener of [...family.listeners]) {
+      if (listener.epoch !== '' && listener.epoch !== clock.epoch) finish(listener, 'the family\'s data was restored')
+    }
+    const live = [...family.listeners].filter(listener => listener.live)
+    if (live.length === 0) return
+    let after = Math.min(...live.map(listener => listener.lastSeq))
+    while (after < clock.seq && live.some(listener => !listener.ended)) {
+      const rows = await changesAfter(sql, familyId, after, BATCH)
+      const open = live.filter(listener => !cutIfUnread(listener))
+      for (const row of rows) {
+        for (const listener of open) send(listener, row)
+      }
+      if (rows.length < BATCH) break
+      after = rows[rows.length - 1].seq
+    }
+  }
+
+  /** The family changed: reads its changes, or once more after the read under way. */
+  function wake (familyId: number): void {
+    const family = families.get(familyId)
+    if (family === undefined || closing) return
+    if (family.running) {
+      family.again = true
+      return
+    }
+    family.running = true
+    void (async () => {
+      try {
+        do {
+          family.again = false
+          await deliver(familyId, family)
+        } while (family.again && !closing)
+      } catch (error) {
+        fastify.log.warn({ err: error, familyId }, 'event streams: could not read the family\'s changes; trying again')
+        setTimeout(() => wake(familyId), RETRY_MS).unref()
+      } finally {
+        family.running = false
+        if (family.listeners.size === 0 && families.get(familyId) === family) families.delete(familyId)
+      }
+    })()
+  }
+
+  /** Ends the streams of sessions that ended while no notification could arrive. */
+  async function recheckSessions (): Promise<void> {
+    const ids = [...sessions.keys()]
+    if (ids.length === 0) return
+    try {
+      const active = new Set((await sessionsStillActive(sql, ids)).map(session => session.id))
+      for (const id of ids) {
+        if (active.has(id)) continue
+        for (const listener of [...sessions.get(id) ?? []]) finish(listener, 'the session ended')
+      }
+    } catch (error) {
+      fastify.log.warn({ err: error }, 'event streams: could not check their sessions')
+    }
+  }
+
+  function onFamilyChange (payload: string): void {
+    for (const part of payload.split(',')) {
+      const familyId = Number(part)
+      if (Number.isSafeInteger(familyId) && familyId > 0) wake(familyId)
+    }
+  }
+
+  // The families written on this instance since the last announcement.
+  const written = new Set<number>()
+  let announcing: NodeJS.Timeout | null = null
+
+  async function announceWritten (): Promise<void> {
+    announcing = null
+    const ids = [...written]
+    written.clear()
+    // A payload holds at most 8000 bytes.
+    for (let start = 0; start < ids.length; start += 500) {
+      try {
+        await sql`select pg_notify('family_changes', ${ids.slice(start, start + 500).join(',')})`
+      } catch (error) {
+        fastify.log.debug({ err: error }, 'event streams: a write could not be announced; the clocks are read soon anyway')
+      }
+    }
+  }
+
+  function announce (familyId: number): void {
+    if (closing) return
+    written.add(familyId)
+    announcing ??= setTimeout(() => { void announceWritten() }, ANNOUNCE_EVERY_MS)
+  }
+
+  /** Wakes each streamed family whose clock moved without a word: writes of the command line, of another process. */
+  async function pollClocks (): Promise<void> {
+    const streamed = [...families.keys()]
+    if (streamed.length === 0) return
+    try {
+      const clocks = new Map((await familyClocks(sql, streamed)).map(clock => [clock.familyId, clock]))
+      for (const familyId of streamed) {
+        const family = families.get(familyId)
+        const clock = clocks.get(familyId)
+        if (family === undefined) continue
+        const behind = [...family.listeners].some(listener => listener.live && (clock === undefined || clock.epoch !== listener.epoch || clock.seq > listener.lastSeq))
+        if (behind) wake(familyId)
+      }
+    } catch (error) {
+      fastify.log.debug({ err: error }, 'event streams: the clocks could not be read; trying again')
+    }
+  }
+
+  function onSessionEnd (payload: string): void {
+    for (const listener of [...sessions.get(Number(payload)) ?? []]) finish(listener, 'the session ended')
+  }
+
+  // Called again after each reconnection of the listening connection: what
+  // was notified meanwhile is caught up.
+  const listening = Promise.all([
+    sql.listen('family_changes', onFamilyChange, () => { for (const familyId of families.keys()) wake(familyId) }),
+    sql.listen('sessions_ended', onSessionEnd, () => { void recheckSessions() })
+  ])
+  let unlisten: Array<() => Promise<unknown>> = []
+  try {
+    unlisten = (await listening).map(request => request.unlisten)
+  } catch (error) {
+    // The listening connection keeps trying on its own, and catches up once it listens.
+    fastify.log.warn({ err: error }, 'event streams: not listening to the database yet')
+  }
+
+  const keepAlive = setInterval(() => {
+    for (const family of families.values()) {
+      for (const listener of [...family.listeners]) {
+        if (!cutIfUnread(listener)) write(listener, ': keep-alive\n\n')
+      }
+    }
+  }, config.eventKeepAlive)
+  keepAlive.unref()
+  const polling = setInterval(() => { void pollClocks() }, POLL_EVERY_MS)
+  polling.unref()
+
+  // A write of a family's data answered with success has committed: it is announced.
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const familyId = request.scope?.familyId
+    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400 && typeof familyId === 'number') announce(familyId)
+    done()
+  })
+
+  async function open (reply: FastifyReply, holder: Holder): Promise<EventStream> {
+    if (closing) throw new errors.serviceUnavailable('The service is shutting down; try again shortly')
+    if ((perUser.get(holder.userId) ?? 0) >= STREAMS_PER_USER) {
+      reply.header('retry-after', String(STREAMS_RETRY_AFTER))
+      throw new errors.rateLimited(`At most ${STREAMS_PER_USER} event streams may be open at once; retry in ${STREAMS_RETRY_AFTER} seconds`)
+    }
+    const listener: Listener = {
+      ...holder,
+      out: new PassThrough(),
+      raw: reply.raw,
+      log: reply.request.log,
+      epoch: '',
+      lastSeq: 0,
+      live: false,
+      ended: false,
+      started: false,
+      resume: null
+    }
+    register(listener)
+    reply.raw.once('close', () => finish(listener, 'the client went away'))
+    try {
+      const clock = await familyClock(sql, holder.familyId)
+      if (clock === undefined) throw new errors.notFound('Family')
+      if ((await sessionsStillActive(sql, [holder.sessionId])).length === 0) throw new errors.unauthorized('The session has ended')
+      if (!(await isMember(sql, holder.familyId, holder.userId))) throw new errors.forbidden()
+      listener.epoch = clock.epoch
+      return {
+        clock,
+        body: listener.out,
+        start (afterSeq) {
+          listener.lastSeq = afterSeq
+          listener.started = true
+          write(listener, ': open\n\n')
+          void catchUp(listener)
+        },
+        cancel () {
+          finish(listener, 'refused')
+        }
+      }
+    } catch (error) {
+      finish(listener, 'refused')
+      throw error
+    }
+  }
+
+  fastify.decorate('changeEvents', {
+    open,
+    count: () => [...families.values()].reduce((sum, family) => sum + family.listeners.size, 0),
+    announce
+  })
+
+  // Open streams would hold the server open: they end before it closes.
+  fastify.addHook('preClose', async () => {
+    closing = true
+    clearInterval(keepAlive)
+    clearInterval(polling)
+    if (announcing !== null) {
+      clearTimeout(announcing)
+      await announceWritten()
+    }
+    for (const family of [...families.values()]) {
+      for (const listener of [...family.listeners]) finish(listener, 'the service is shutting down')
+    }
+  })
+  fastify.addHook('onClose', async () => {
+    const stopped = Promise.allSettled(unlisten.map(stop => stop()))
+    await Promise.race([stopped, new Promise(resolve => setTimeout(resolve, 1000).unref())])
+  })
+}, { name: 'change-events', dependencies: ['db', 'config', 'access'] })

@@ -1,0 +1,121 @@
+import type {} from '@fastify/multipart'
+import type { FastifyRequest } from 'fastify'
+import { createWriteStream } from 'node:fs'
+import path from 'node:path'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { errors } from '../lib/errors'
+import { cleanFileName, temporaryName } from '../lib/files/names'
+import { removeQuietly } from '../lib/files/store'
+import { detectType } from '../lib/files/types'
+import type { Upload, UploadRules } from '../lib/files/upload'
+
+export type { Upload, UploadRules }
+
+interface Received {
+  path: string
+  size: number
+  fileName: string | undefined
+}
+
+const FILE_FIELD = 'file'
+
+function invalidBody (message: string): Error {
+  return new errors.invalidBody(message)
+}
+
+/** A text field as a query parameter would be: trimmed, empty means absent, numbers become numbers. */
+function convertField (value: unknown): string | number | undefined {
+  const text = String(value).trim()
+  if (text === '') return undefined
+  const number = Number(text)
+  return Number.isFinite(number) ? number : text
+}
+
+function tooLarge (maxSize: number): Error {
+  return new errors.payloadTooLarge(`The file is larger than ${maxSize} bytes`)
+}
+
+/** Errors of the multipart parser without a code of their own are a malformed body. */
+function parseError (error: unknown, maxSize: number): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(maxSize)
+  if (code === 'ERR_STREAM_PREMATURE_CLOSE') return invalidBody('The upload was interrupted')
+  if (typeof code === 'string') return error
+  return invalidBody('The multipart body is malformed')
+}
+
+/** Streams one file to disk, refusing it as soon as it grows past the limit. */
+async function saveFile (stream: Readable & { truncated: boolean }, dir: string, maxSize: number): Promise<Received> {
+  // The parser may have passed the limit, or met the end of a body cut short, before this runs.
+  if (stream.truncated) throw tooLarge(maxSize)
+  if (stream.destroyed) throw invalidBody('The multipart body ends inside the file')
+  stream.once('limit', () => stream.destroy(tooLarge(maxSize)))
+  const file = path.join(dir, temporaryName())
+  const out = createWriteStream(file, { flags: 'wx', mode: 0o640 })
+  try {
+    await pipeline(stream, out)
+  } catch (error) {
+    await removeQuietly(file)
+    throw error
+  }
+  return { path: file, size: out.bytesWritten, fileName: undefined }
+}
+
+/**
+ * Reads a multipart body: one file in the field `file` and the allowed text
+ * fields, in any order. The file is streamed to a temporary file in the target
+ * directory and its type decided from its bytes. Whatever is refused (not
+ * multipart, too large, a missing or second file, an unknown field, a type not
+ * allowed) leaves nothing on disk.
+ */
+export async function receiveUpload (request: FastifyRequest, rules: UploadRules): Promise<Upload> {
+  if (!request.isMultipart()) throw new errors.unsupportedMediaType('The request must be multipart/form-data')
+  const fields: Record<string, string | number> = {}
+  const seen = new Set<string>()
+  let received: Received | undefined
+  try {
+    const parts = request.parts({
+      limits: {
+        fileSize: rules.maxSize,
+        files: 1,
+        fields: rules.fields.length + 1,
+        parts: rules.fields.length + 2,
+        fieldSize: 1024,
+        headerPairs: 20
+      }
+    })
+    for await (const part of parts) {
+      const name = part.fieldname
+      if (part.type === 'file' ? name !== FILE_FIELD : !rules.fields.includes(name)) {
+        throw invalidBody(name === FILE_FIELD ? 'The field file must be a file' : `Unknown field ${name.slice(0, 100)}`)
+      }
+      if (seen.has(name)) throw invalidBody(`The field ${name} was sent twice`)
+      seen.add(name)
+      if (part.type === 'file') {
+        received = await saveFile(part.file, rules.dir, rules.maxSize)
+        received.fileName = part.filename
+      } else {
+        const value = convertField(part.value)
+        if (value !== undefined) fields[name] = value
+      }
+    }
+  } catch (error) {
+    if (received !== undefined) await removeQuietly(received.path)
+    // Whatever the client still sends is read and dropped.
+    request.raw.unpipe()
+    request.raw.resume()
+    throw parseError(error, rules.maxSize)
+  }
+  if (received === undefined) throw invalidBody('The file is missing: send it in the field file')
+
+  const type = await detectType(received.path, rules.types).catch(async error => {
+    await removeQuietly((received as Received).path)
+    throw error
+  })
+  if (type === undefined) {
+    await removeQuietly(received.path)
+    throw new errors.unsupportedMediaType(`The file's content is not an accepted type (${rules.types.join(', ')})`)
+  }
+  return { path: received.path, size: received.size, type, fileName: cleanFileName(received.fileName, type.ext), fields }
+}
