@@ -1,13 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { PendingQuery, Row } from 'postgres'
+import type { Db, Tx } from '../db/client'
 import { errors, withDetails } from '../lib/errors'
-import { Id, IsoDate, Pagination, StrictObject, errorResponses } from '../lib/schemas'
-import type { Db, Tx } from '../plugins/db'
+import { present, type ChangeKind } from '../lib/kinds'
+import {
+  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, Pagination, StrictObject, WithETag, errorResponses
+} from '../lib/schemas'
+import { preconditionFailed } from '../plugins/access'
+import { createChecked } from '../sql/access'
+import { beginChange } from '../sql/changes'
 import { orderBy, type SortFields } from '../sql/list'
 import {
-  deleteRecord, findRecord, insertRecord, listRecords, replaceRecord, visitOfChild, type RecordTableSpec
+  deleteRecord, findRecord, insertFrom, insertRecord, listBody, recordVersion, replaceRecord, visitOfChild, type RecordTableSpec
 } from '../sql/records'
+import { historyRoute } from './history'
 
 type Values = Record<string, unknown>
 type Fragment = PendingQuery<Row[]>
@@ -19,6 +26,8 @@ export interface Issue {
 
 /** What makes one kind of a child's records: its names, schemas, columns, filters and rules. */
 export interface RecordSpec extends RecordTableSpec {
+  /** The kind, as the change log names it. */
+  kind: ChangeKind
   /** The URL segment, e.g. `medical-events`. */
   path: string
   singular: string
@@ -39,6 +48,8 @@ export interface RecordSpec extends RecordTableSpec {
   /** Rules between fields of the body, as validation issues. */
   check?: (body: Values) => Issue[]
   toResponse?: (row: Values) => Values
+  /** The same derived fields as SQL expressions over the row `r`, for answers the database writes as JSON. */
+  derivedSql?: Record<string, string>
   /** The answer to a create, when it holds more than the record. */
   createSchema?: TSchema
   /** Creates the record and whatever comes with it, inside the transaction. */
@@ -54,10 +65,13 @@ export function latestAllowedDate (): string {
   return new Date(Date.now() + 86400000).toISOString().slice(0, 10)
 }
 
-/** The rules between records: dates within the child's life, links to a visit of the same child. */
-async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, body: Values, childId: number): Promise<void> {
+const ONE_STATEMENT = 'The token is checked first (401); the session, the family scope and the rules are checked in the statement that writes, after the body is validated: a malformed body is a 400 also for a revoked session, whose well-formed write is a 401 with nothing written.'
+
+const NOT_A_VISIT_OF_THE_CHILD: Issue = { path: '/body/visitId', message: 'must be a visit of the same child' }
+
+/** The rules between records, given the child's date of birth and whether a linked visit is the child's. */
+function ruleIssues (spec: RecordSpec, body: Values, birth: string | null, visitOk: boolean): Issue[] {
   const issues: Issue[] = [...(spec.check?.(body) ?? [])]
-  const birth = request.scope.childBirth
   const latest = latestAllowedDate()
   for (const field of spec.dates) {
     const value = body[field]
@@ -65,9 +79,14 @@ async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, bo
     if (birth !== null && value < birth) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
     if (value > latest) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
   }
-  if (typeof body.visitId === 'number' && !(await visitOfChild(db, body.visitId, childId))) {
-    issues.push({ path: '/body/visitId', message: 'must be a visit of the same child' })
-  }
+  if (!visitOk) issues.push(NOT_A_VISIT_OF_THE_CHILD)
+  return issues
+}
+
+/** The rules between records: dates within the child's life, links to a visit of the same child. */
+async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, body: Values, childId: number): Promise<void> {
+  const visitOk = typeof body.visitId !== 'number' || await visitOfChild(db, body.visitId, childId)
+  const issues = ruleIssues(spec, body, request.scope.childBirth, visitOk)
   if (issues.length > 0) throw invalid(issues)
 }
 
@@ -96,10 +115,12 @@ export function recordRoutes (spec: RecordSpec) {
 
   return async function plugin (fastify: FastifyInstance): Promise<void> {
     const { sql } = fastify
-    const child = (at: `params.${string}` | `query.${string}` | `body.${string}`) => fastify.familyScope({ target: { child: at }, name: 'Child' })
-    const record = fastify.familyScope({ target: { record: spec.table, at: 'params.id' }, name: spec.singular })
+    const child = (at: `params.${string}` | `query.${string}`) => fastify.familyScope({ target: { child: at }, name: 'Child', etag: 'child', cache: true, oneStatement: true })
+    const createIn = (at: `params.${string}` | `body.${string}`) => fastify.familyScope({ target: { child: at }, name: 'Child', oneStatement: true })
+    const record = fastify.familyScope({ target: { record: spec.table, at: 'params.id' }, name: spec.singular, etag: 'version', ifMatch: true, cache: true })
 
-    async function list (request: FastifyRequest) {
+    /** A list's page as JSON, written by the database. */
+    function listPage (request: FastifyRequest): Fragment {
       const query = request.query as Values
       const { limit = 50, offset = 0 } = query as { limit?: number, offset?: number }
       const filters: Fragment[] = []
@@ -107,50 +128,83 @@ export function recordRoutes (spec: RecordSpec) {
       if (query.to !== undefined) filters.push(sql`and ${sql(mainDate)} <= ${query.to as string}`)
       filters.push(...(spec.filterSql?.(sql, query) ?? []))
       const order = orderBy(sql, (query.sort as string | undefined) ?? spec.defaultSort, spec.sorts)
-      const { rows, total } = await listRecords(sql, spec, request.scope.childId as number, filters, order, limit, offset)
-      return { data: rows.map(respond), meta: { total, limit, offset } }
+      const childId = ((request.params as Values).childId ?? query.childId) as number
+      return listBody(sql, spec, childId, filters, order, limit, offset, spec.derivedSql)
+    }
+
+    /** A list: the session, the scope, the clock and, unless an answer is held, the page, in one statement. */
+    async function list (request: FastifyRequest, reply: FastifyReply) {
+      return fastify.answerRead(request, reply, () => listPage(request))
+    }
+
+    /**
+     * A plain create in one round trip: the session, the scope, the rules and
+     * the insert with its change in one statement (sql/access.ts).
+     */
+    async function createInOneStatement (request: FastifyRequest, childId: number, values: Values): Promise<Values> {
+      // Whether the rules that need no database hold; the statement checks the others.
+      const rulesOk = ruleIssues(spec, values, null, true).length === 0
+      const dates = spec.dates.map(field => values[field]).filter((value): value is string => typeof value === 'string')
+      const found = await createChecked(sql, {
+        userId: request.user.id,
+        sessionId: request.user.sessionId,
+        childId,
+        dates,
+        visitId: typeof values.visitId === 'number' ? values.visitId : null,
+        rulesOk
+      }, actor => insertFrom(sql, spec, childId, values, actor))
+      const target = fastify.decideCreate(request, found)
+      const issues = ruleIssues(spec, values, target.childBirth, found.visitOk)
+      if (issues.length > 0) throw invalid(issues)
+      if (found.created === null) throw new Error('the record was not written although every check passed')
+      return present(spec.kind, found.created)
     }
 
     async function create (request: FastifyRequest, reply: FastifyReply) {
       const values = { ...(request.body as Values) }
+      const childId = ((request.params as Values).childId ?? values.childId) as number
       delete values.childId
-      const childId = request.scope.childId as number
+      if (request.deferredAccess && (spec.create === undefined || values.measurement == null)) {
+        const created = await createInOneStatement(request, childId, values)
+        return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
+      }
+      await fastify.completeAccess(request, reply)
       await checkRules(sql, spec, request, values, childId)
-      // A write of one statement is atomic by itself; one of several runs in a transaction.
-      const created = spec.create !== undefined
-        ? await sql.begin(tx => (spec.create as NonNullable<RecordSpec['create']>)(tx, childId, values))
-        : await insertRecord(sql, spec, childId, values)
+      const created = await sql.begin(async tx => {
+        await beginChange(tx, request.scope.familyId, request.user.id)
+        return spec.create !== undefined ? await spec.create(tx, childId, values) : await insertRecord(tx, spec, childId, values)
+      })
       return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
     }
 
-    const listResponses = { 200: Type.Ref(`${spec.singular}List`), ...errorResponses(400, 401, 403, 404) }
+    const listResponses = { 200: WithETag(Type.Ref(`${spec.singular}List`), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     const createResponses = { 201: spec.createSchema ?? ref, ...errorResponses(400, 401, 403, 404) }
     const childParams = StrictObject({ childId: Id })
     const idParams = StrictObject({ id: Id })
 
     fastify.get(`/api/children/:childId/${spec.path}`, {
       preHandler: child('params.childId'),
-      schema: { operationId: `listChild${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}`, security, params: childParams, querystring: Type.Object(listQuery), response: listResponses }
+      schema: { operationId: `listChild${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}`, security, params: childParams, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
     }, list)
 
     fastify.post(`/api/children/:childId/${spec.path}`, {
-      preHandler: child('params.childId'),
-      schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add a ${spec.singular.toLowerCase()} to a child`, security, params: childParams, body: createBody, response: createResponses }
+      preHandler: createIn('params.childId'),
+      schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add a ${spec.singular.toLowerCase()} to a child`, description: ONE_STATEMENT, security, params: childParams, body: createBody, response: createResponses }
     }, create)
 
     fastify.get(`/api/${spec.path}`, {
       preHandler: child('query.childId'),
-      schema: { operationId: `list${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}, by childId`, security, querystring: Type.Object({ childId: Id, ...listQuery }), response: listResponses }
+      schema: { operationId: `list${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}, by childId`, security, querystring: Type.Object({ childId: Id, ...listQuery }), headers: ConditionalRead, response: listResponses }
     }, list)
 
     fastify.post(`/api/${spec.path}`, {
-      preHandler: child('body.childId'),
-      schema: { operationId: `create${spec.singular}`, tags, summary: `Add a ${spec.singular.toLowerCase()} to the child named by childId`, security, body: flatCreateBody, response: createResponses }
+      preHandler: createIn('body.childId'),
+      schema: { operationId: `create${spec.singular}`, tags, summary: `Add a ${spec.singular.toLowerCase()} to the child named by childId`, description: ONE_STATEMENT, security, body: flatCreateBody, response: createResponses }
     }, create)
 
     fastify.get(`/api/${spec.path}/:id`, {
       preHandler: record,
-      schema: { operationId: `get${spec.singular}`, tags, summary: `One ${spec.singular.toLowerCase()}`, security, params: idParams, response: { 200: ref, ...errorResponses(400, 401, 403, 404) } }
+      schema: { operationId: `get${spec.singular}`, tags, summary: `One ${spec.singular.toLowerCase()}`, security, params: idParams, headers: ConditionalRead, response: { 200: WithETag(ref, ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) } }
     }, async request => {
       const found = await findRecord(sql, spec, (request.params as { id: number }).id)
       if (found === undefined) throw new errors.notFound(spec.singular)
@@ -159,20 +213,39 @@ export function recordRoutes (spec: RecordSpec) {
 
     fastify.put(`/api/${spec.path}/:id`, {
       preHandler: record,
-      schema: { operationId: `replace${spec.singular}`, tags, summary: `Replace a ${spec.singular.toLowerCase()}; omitted optional fields become null`, security, params: idParams, body, response: { 200: ref, ...errorResponses(400, 401, 403, 404) } }
+      schema: { operationId: `replace${spec.singular}`, tags, summary: `Replace a ${spec.singular.toLowerCase()}; omitted optional fields become null`, security, params: idParams, headers: ConditionalWrite, body, response: { 200: ref, ...errorResponses(400, 401, 403, 404, 412) } }
     }, async request => {
       const values = request.body as Values
+      const id = (request.params as { id: number }).id
       await checkRules(sql, spec, request, values, request.scope.childId as number)
-      const replaced = await replaceRecord(sql, spec, (request.params as { id: number }).id, values)
+      const replaced = await sql.begin(async tx => {
+        await beginChange(tx, request.scope.familyId, request.user.id)
+        const row = await replaceRecord(tx, spec, id, values, request.scope.expectedVersion)
+        if (row === undefined) await changedMeanwhile(tx, id)
+        return row as Values
+      })
       return respond(replaced)
     })
 
     fastify.delete(`/api/${spec.path}/:id`, {
       preHandler: record,
-      schema: { operationId: `delete${spec.singular}`, tags, summary: `Delete a ${spec.singular.toLowerCase()}`, security, params: idParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) } }
+      schema: { operationId: `delete${spec.singular}`, tags, summary: `Delete a ${spec.singular.toLowerCase()}`, security, params: idParams, headers: ConditionalWrite, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412) } }
     }, async (request, reply) => {
-      await deleteRecord(sql, spec, (request.params as { id: number }).id)
+      const id = (request.params as { id: number }).id
+      await sql.begin(async tx => {
+        await beginChange(tx, request.scope.familyId, request.user.id)
+        if (!(await deleteRecord(tx, spec.table, id, request.scope.expectedVersion))) await changedMeanwhile(tx, id)
+      })
       return reply.code(204).send(null)
     })
+
+    /** A guarded write found nothing: the record changed (412) or went (404) since the scope saw it. */
+    async function changedMeanwhile (tx: Tx, id: number): Promise<never> {
+      const version = await recordVersion(tx, spec.table, id)
+      if (version === undefined) throw new errors.notFound(spec.singular)
+      throw preconditionFailed(version)
+    }
+
+    historyRoute(fastify, { kind: spec.kind, path: `/api/${spec.path}/:id/history`, name: spec.singular, tag: spec.path, operationId: `get${spec.singular}History` })
   }
 }

@@ -9,6 +9,7 @@ import { Illness } from './illnesses/schemas'
 import { Attachment } from './attachments/schemas'
 import { AcceptedInvite, CreatedInvite, Family, FamilyRole, Invite, Member } from './families/schemas'
 import { AdminFamily, AdminUser, Stats } from './admin/schemas'
+import { Change, ChangeFeed, HistoryEntry, HistoryEntryList } from './changes/schemas'
 
 const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement', 'Visit', 'MedicalEvent', 'Illness', 'Attachment', 'AdminUser']
 
@@ -19,5 +20,6 @@ const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement',
 export const namedSchemas = [
   ...sharedSchemas, User, TokenPair, Me, Session, FamilyRole, Family, Member, Invite, CreatedInvite, AcceptedInvite,
   Child, Measurement, Visit, MedicalEvent, Illness, Attachment, AdminUser, AdminFamily, Stats,
+  Change, ChangeFeed, HistoryEntry, HistoryEntryList,
   ...listed.map(ListOf)
 ]

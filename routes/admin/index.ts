@@ -27,7 +27,7 @@ const admin: FastifyPluginAsyncTypebox = async function (fastify) {
       security: [{ bearer: [] }],
       response: { 200: Type.Ref('Stats'), ...errorResponses(401, 403) }
     }
-  }, async () => getStats(sql))
+  }, async () => ({ ...(await getStats(sql)), responseCache: fastify.responses.stats() }))
 
   await fastify.register(users)
   await fastify.register(families)

@@ -18,7 +18,14 @@ export const Stats = Type.Object({
   illnesses: Count,
   attachments: Count,
   storageBytes: Type.Integer({ minimum: 0, description: 'the sizes of stored attachments and avatars, summed' }),
-  activeSessions: Type.Integer({ minimum: 0, description: 'sessions neither revoked nor expired' })
+  activeSessions: Type.Integer({ minimum: 0, description: 'sessions neither revoked nor expired' }),
+  responseCache: Type.Object({
+    maxBytes: Type.Integer({ minimum: 0, description: 'RESPONSE_CACHE_MB in bytes' }),
+    bytes: Type.Integer({ minimum: 0 }),
+    entries: Type.Integer({ minimum: 0 }),
+    hits: Type.Integer({ minimum: 0 }),
+    misses: Type.Integer({ minimum: 0 })
+  }, { description: 'the cache of answers of the instance that answers, since it started' })
 }, { $id: 'Stats', title: 'Stats' })
 
 export const AdminUser = Type.Object({

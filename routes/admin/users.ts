@@ -4,7 +4,7 @@ import { errors, withDetails } from '../../lib/errors'
 import { hashPassword } from '../../lib/passwords'
 import { errorResponses } from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
-import type { Db } from '../../plugins/db'
+import type { Db } from '../../db/client'
 import {
   deleteFamilyWithContents, deleteUser, findAdminUser, listAdminUsers, lockAccount, lockMembershipsOf,
   otherActiveAdmins, updateUserAccount, type UserSortField

@@ -1,10 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import {
+  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
+} from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
+import { preconditionFailed } from '../../plugins/access'
 import { attachmentSorts, deleteAttachment, findAttachment, listAttachments } from '../../sql/attachments'
+import { beginChange } from '../../sql/changes'
 import { orderBy } from '../../sql/list'
+import { recordVersion } from '../../sql/records'
+import { historyRoute } from '../history'
 import { AttachmentListQuery, AttachmentParams, ChildParams } from './schemas'
 import upload from './upload'
 
@@ -12,10 +18,10 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
   const tags = ['attachments']
   const security = [{ bearer: [] }]
-  const attachment = fastify.familyScope({ target: { record: 'attachments', at: 'params.id' }, name: 'Attachment' })
+  const attachment = fastify.familyScope({ target: { record: 'attachments', at: 'params.id' }, name: 'Attachment', etag: 'version', ifMatch: true, cache: true })
 
   fastify.get('/api/children/:childId/attachments', {
-    preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
+    preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child', cache: true }),
     schema: {
       operationId: 'listChildAttachments',
       tags,
@@ -23,7 +29,8 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       security,
       params: ChildParams,
       querystring: AttachmentListQuery,
-      response: { 200: Type.Ref('AttachmentList'), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('AttachmentList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const { limit = 50, offset = 0, sort = '-createdAt', visitId, measurementId, illnessId } = request.query
@@ -41,7 +48,8 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'One attachment',
       security,
       params: AttachmentParams,
-      response: { 200: Type.Ref('Attachment'), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('Attachment'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const found = await findAttachment(sql, request.params.id)
@@ -57,15 +65,25 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'Delete an attachment and its file',
       security,
       params: AttachmentParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalWrite,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412) }
     }
   }, async (request, reply) => {
-    const storedName = await sql.begin(tx => deleteAttachment(tx, request.params.id))
-    if (storedName === undefined) throw new errors.notFound('Attachment')
+    const id = request.params.id
+    const storedName = await sql.begin(async tx => {
+      await beginChange(tx, request.scope.familyId, request.user.id)
+      const deleted = await deleteAttachment(tx, id, request.scope.expectedVersion)
+      if (deleted !== undefined) return deleted
+      const version = await recordVersion(tx, 'attachments', id)
+      if (version === undefined) throw new errors.notFound('Attachment')
+      throw preconditionFailed(version)
+    })
     const left = await removeStoredFiles(config, { attachments: [storedName] })
     if (left.length > 0) request.log.warn({ files: left }, 'the file of a deleted attachment could not be removed')
     return reply.code(204).send(null)
   })
+
+  historyRoute(fastify, { kind: 'attachment', path: '/api/attachments/:id/history', name: 'Attachment', tag: 'attachments', operationId: 'getAttachmentHistory' })
 
   await fastify.register(upload)
 }

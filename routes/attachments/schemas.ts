@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+import { Id, Nullable, Pagination, StrictObject, Timestamp, Version } from '../../lib/schemas'
 
 export const Attachment = Type.Object({
   id: Id,
@@ -11,6 +11,7 @@ export const Attachment = Type.Object({
   contentType: Type.String({ description: 'detected from the file\'s bytes' }),
   sizeBytes: Type.Integer({ minimum: 0 }),
   url: Type.String({ description: 'root-relative, /uploads/<stored name>; a capability link that needs no token' }),
+  version: Version,
   createdAt: Timestamp
 }, { $id: 'Attachment', title: 'Attachment' })
 

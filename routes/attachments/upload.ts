@@ -6,6 +6,7 @@ import { storedName } from '../../lib/files/names'
 import { storeFile } from '../../lib/files/store'
 import { errorResponses } from '../../lib/schemas'
 import { foreignLinks, insertAttachment, linkTables, type AttachmentLinks } from '../../sql/attachments'
+import { beginChange } from '../../sql/changes'
 import { ChildParams, UploadAttachmentBody } from './schemas'
 
 const RECORD_NAMES: Record<keyof typeof linkTables, string> = { visitId: 'visit', measurementId: 'measurement', illnessId: 'illness' }
@@ -42,13 +43,16 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
       })
     }
     const name = storedName(file.type.ext)
-    const created = await storeFile(file.path, config.uploadDir, name, () => sql.begin(tx => insertAttachment(tx, childId, {
-      ...links,
-      fileName: file.fileName,
-      storedName: name,
-      contentType: file.type.contentType,
-      sizeBytes: file.size
-    })))
+    const created = await storeFile(file.path, config.uploadDir, name, () => sql.begin(async tx => {
+      await beginChange(tx, request.scope.familyId, request.user.id)
+      return insertAttachment(tx, childId, {
+        ...links,
+        fileName: file.fileName,
+        storedName: name,
+        contentType: file.type.contentType,
+        sizeBytes: file.size
+      })
+    }))
     return reply.code(201).header('location', `/api/attachments/${created.id}`).send(created)
   })
 }

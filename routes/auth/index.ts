@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { dummyHash, hashPassword, verifyPassword } from '../../lib/passwords'
+import { beginChange } from '../../sql/changes'
 import { addMember, insertFamily } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
 import { createSession, lockRefreshToken, markRotated, revokeSession } from '../../sql/sessions'
@@ -10,7 +12,6 @@ import { anyUserExists, emailTaken, findCredentials, findCredentialsById, insert
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody } from './schemas'
 
 /** Serializes registrations, so that two first registrations still make one admin. */
-const REGISTRATION_LOCK = 7_405_117_302
 
 const auth: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql, tokens } = fastify
@@ -32,7 +33,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     const { email, password, name, inviteToken } = request.body
     const passwordHash = await hashPassword(password, config.bcryptCost)
     const pair = await sql.begin(async tx => {
-      await tx`select pg_advisory_xact_lock(${REGISTRATION_LOCK})`
+      await lockForTransaction(tx, LOCKS.registration)
       const first = !(await anyUserExists(tx))
       if (!first && config.registration === 'closed') throw new errors.registrationClosed('Registration is closed')
       if (!first && config.registration === 'invite' && inviteToken == null) {
@@ -43,6 +44,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       if (await emailTaken(tx, email)) throw new errors.emailTaken()
 
       const user = await insertUser(tx, { email, name, passwordHash, role: first ? 'admin' : 'user' })
+      await beginChange(tx, invite?.familyId ?? null, user.id)
       if (invite !== null) {
         if (!(await useInvite(tx, invite.id, user.id))) throw new errors.inviteInvalid()
         await addMember(tx, invite.familyId, user.id, invite.role)

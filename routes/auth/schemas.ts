@@ -3,7 +3,7 @@ import { Id, Name, Nullable, Secret, StrictObject, Timestamp } from '../../lib/s
 import { MAX_PASSWORD_BYTES, MIN_PASSWORD_BYTES } from '../../lib/passwords'
 
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 })
-export const Password = Secret({ minBytes: MIN_PASSWORD_BYTES, maxBytes: MAX_PASSWORD_BYTES, description: '8 to 72 bytes' })
+export const Password = Secret({ 'x-min-bytes': MIN_PASSWORD_BYTES, 'x-max-bytes': MAX_PASSWORD_BYTES, description: '8 to 72 bytes' })
 export const UserName = Name(100)
 
 export const User = Type.Object({
@@ -32,7 +32,7 @@ export const RegisterBody = StrictObject({
 
 export const LoginBody = StrictObject({
   email: Type.String({ minLength: 1, maxLength: 254 }),
-  password: Secret({ minLength: 1, maxBytes: MAX_PASSWORD_BYTES })
+  password: Secret({ minLength: 1, 'x-max-bytes': MAX_PASSWORD_BYTES })
 })
 
 export const RefreshBody = StrictObject({

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
+import { beginChange } from '../../sql/changes'
 import { removeAvatar } from '../../sql/children'
 import { AvatarParams } from './schemas'
 import upload from './upload'
@@ -21,7 +22,10 @@ const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    const previous = await sql.begin(tx => removeAvatar(tx, request.params.id))
+    const previous = await sql.begin(async tx => {
+      await beginChange(tx, request.scope.familyId, request.user.id)
+      return removeAvatar(tx, request.params.id)
+    })
     if (previous !== null) {
       const left = await removeStoredFiles(config, { avatars: [previous] })
       if (left.length > 0) request.log.warn({ files: left }, 'a removed avatar\'s file could not be deleted')

@@ -5,6 +5,7 @@ import { storedName } from '../../lib/files/names'
 import { storeFile } from '../../lib/files/store'
 import { errorResponses } from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
+import { beginChange } from '../../sql/changes'
 import { replaceAvatar } from '../../sql/children'
 import { Avatar, AvatarParams, UploadAvatarBody } from './schemas'
 
@@ -36,6 +37,7 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
     if (file === null) throw new errors.invalidBody('The file is missing: send it in the field file')
     const name = storedName(file.type.ext)
     const replaced = await storeFile(file.path, config.avatarDir, name, () => sql.begin(async tx => {
+      await beginChange(tx, request.scope.familyId, request.user.id)
       const row = await replaceAvatar(tx, request.params.id, name, file.size)
       if (row === undefined) throw new errors.notFound('Child')
       return row

@@ -1,10 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { errors, withDetails } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { clockTag, noneMatch } from '../../lib/etag'
+import {
+  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
+} from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
-import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, listChildren, replaceChild } from '../../sql/children'
+import { notModified, preconditionFailed } from '../../plugins/access'
+import { beginChange, membershipClock } from '../../sql/changes'
+import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, listChildren, lockChild, replaceChild } from '../../sql/children'
 import { orderBy } from '../../sql/list'
+import { historyRoute } from '../history'
 import { latestAllowedDate } from '../records'
 import { ChildListQuery, ChildParams, CreateChildBody, ReplaceChildBody } from './schemas'
 
@@ -16,20 +23,27 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
   const tags = ['children']
   const security = [{ bearer: [] }]
-  const child = fastify.familyScope({ target: { child: 'params.id' } })
+  const child = fastify.familyScope({ target: { child: 'params.id' }, etag: 'version', ifMatch: true, cache: true })
 
   fastify.get('/api/children', {
-    preHandler: fastify.familyScope({ target: { family: 'query.familyId' }, whenAbsent: 'skip' }),
+    preHandler: fastify.familyScope({ target: { family: 'query.familyId' }, whenAbsent: 'skip', etag: 'family', cache: true }),
     schema: {
       operationId: 'listChildren',
       tags,
       summary: 'The children of the caller\'s families, or of one of them',
       security,
       querystring: ChildListQuery,
-      response: { 200: Type.Ref('ChildList'), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('ChildList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
-  }, async request => {
+  }, async (request, reply) => {
     const { limit = 50, offset = 0, familyId, sort = 'name' } = request.query
+    if (familyId === undefined) {
+      // Every family of the caller: the tag follows all of them and the memberships.
+      const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, request.user.id))
+      reply.header('etag', etag)
+      if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
+    }
     const order = orderBy(sql, sort, childSorts)
     const { rows, total } = await listChildren(sql, request.user.id, familyId === undefined ? null : request.scope.familyId, order, limit, offset)
     return { data: rows, meta: { total, limit, offset } }
@@ -48,7 +62,10 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const { name, dateOfBirth, sex } = request.body
     if (dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
-    const created = await sql.begin(tx => insertChild(tx, request.scope.familyId, { name, dateOfBirth, sex }))
+    const created = await sql.begin(async tx => {
+      await beginChange(tx, request.scope.familyId, request.user.id)
+      return insertChild(tx, request.scope.familyId, { name, dateOfBirth, sex })
+    })
     return reply.code(201).header('location', `/api/children/${created.id}`).send(created)
   })
 
@@ -60,7 +77,8 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'One child',
       security,
       params: ChildParams,
-      response: { 200: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('Child'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const found = await findChild(sql, request.params.id)
@@ -77,17 +95,23 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'The date of birth may not be after the date of any of the child\'s records.',
       security,
       params: ChildParams,
+      headers: ConditionalWrite,
       body: ReplaceChildBody,
-      response: { 200: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404) }
+      response: { 200: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404, 412) }
     }
   }, async request => {
     const { dateOfBirth } = request.body
+    const id = request.params.id
     if (dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
     return sql.begin(async tx => {
-      await tx`select id from children where id = ${request.params.id} for update`
-      const earliest = await earliestRecordDate(tx, request.params.id)
+      await beginChange(tx, request.scope.familyId, request.user.id)
+      const version = await lockChild(tx, id)
+      if (version === undefined) throw new errors.notFound('Child')
+      const expected = request.scope.expectedVersion
+      if (expected !== null && version !== expected) throw preconditionFailed(version)
+      const earliest = await earliestRecordDate(tx, id)
       if (earliest !== null && dateOfBirth > earliest) throw badBirth(`must not be after the child's earliest record (${earliest})`)
-      return replaceChild(tx, request.params.id, request.body)
+      return await replaceChild(tx, id, request.body) as NonNullable<Awaited<ReturnType<typeof replaceChild>>>
     })
   })
 
@@ -99,14 +123,25 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'Delete a child with all its records, attachments and avatar',
       security,
       params: ChildParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalWrite,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412) }
     }
   }, async (request, reply) => {
-    const files = await sql.begin(tx => deleteChild(tx, request.params.id))
+    const id = request.params.id
+    const files = await sql.begin(async tx => {
+      await beginChange(tx, request.scope.familyId, request.user.id)
+      const version = await lockChild(tx, id)
+      if (version === undefined) throw new errors.notFound('Child')
+      const expected = request.scope.expectedVersion
+      if (expected !== null && version !== expected) throw preconditionFailed(version)
+      return deleteChild(tx, id)
+    })
     const left = await removeStoredFiles(config, files)
     if (left.length > 0) request.log.warn({ files: left }, 'stored files of a deleted child could not be removed')
     return reply.code(204).send(null)
   })
+
+  historyRoute(fastify, { kind: 'child', path: '/api/children/:id/history', name: 'Child', tag: 'children', operationId: 'getChildHistory' })
 }
 
 export default children

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, ListOf, IsoDate, Name, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+import { Id, IsoDate, ListOf, Name, Nullable, Pagination, StrictObject, Timestamp, Version } from '../../lib/schemas'
 
 export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
 
@@ -10,6 +10,7 @@ export const Child = Type.Object({
   dateOfBirth: IsoDate,
   sex: Sex,
   avatarUrl: Nullable(Type.String({ description: 'root-relative, /avatars/<name>' })),
+  version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { $id: 'Child', title: 'Child' })

@@ -5,7 +5,7 @@ import type { Spool } from '../../lib/export/spool'
 import type { ZipWriter } from '../../lib/export/zip'
 import type { GrowthTables } from '../../lib/growth/tables'
 import { isPlainFileName } from '../../lib/stored-files'
-import type { Tx } from '../../plugins/db'
+import type { Tx } from '../../db/client'
 import { familyStoredNames, type FamilyChild, type FamilyMemberName } from '../../sql/export'
 import { readChild, writeChildBundle, writeChildDocument, type ApiChild, type ChildCounts, type ExportHead } from './child-records'
 

@@ -6,7 +6,7 @@ import { ExportSlots } from '../../lib/export/slots'
 import { Spool } from '../../lib/export/spool'
 import { ZipWriter } from '../../lib/export/zip'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { ConditionalRead, NotModified, errorResponses } from '../../lib/schemas'
 import { exportSnapshot, familyChildren, familyMemberNames, SNAPSHOT } from '../../sql/export'
 import { findFamily } from '../../sql/families'
 import { Growth, GrowthPoint, GrowthScore } from '../growth/schemas'
@@ -70,7 +70,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   }
 
   fastify.get('/api/children/:childId/export', {
-    preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
+    preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child' }),
     schema: {
       operationId: 'exportChild',
       tags,
@@ -79,7 +79,8 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       security,
       params: ChildExportParams,
       querystring: ChildExportQuery,
-      response: { 200: ChildExportResponse, ...errorResponses(400, 401, 403, 404, 429) }
+      headers: ConditionalRead,
+      response: { 200: ChildExportResponse, 304: NotModified, ...errorResponses(400, 401, 403, 404, 429) }
     }
   }, async (request, reply) => {
     const fhir = request.query.format === 'fhir'
@@ -104,7 +105,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.get('/api/families/:id/export', {
-    preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner' }),
+    preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', etag: 'family' }),
     schema: {
       operationId: 'exportFamily',
       tags,
@@ -112,7 +113,8 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Read from the database at one moment, then streamed as it is written; the files are streamed from disk. ' + FAIR_USE,
       security,
       params: FamilyExportParams,
-      response: { 200: FamilyExportResponse, ...errorResponses(400, 401, 403, 404, 429) }
+      headers: ConditionalRead,
+      response: { 200: FamilyExportResponse, 304: NotModified, ...errorResponses(400, 401, 403, 404, 429) }
     }
   }, async (request, reply) => {
     const familyId = request.scope.familyId

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { Readable } from 'node:stream'
-import { Id, Nullable, StrictObject, Timestamp } from '../../lib/schemas'
+import { CLOCK_ETAG, Id, Nullable, StrictObject, Timestamp } from '../../lib/schemas'
 
 export const ChildExport = Type.Object({
   exportedAt: Timestamp,
@@ -41,7 +41,8 @@ export const ChildExportQuery = Type.Object({
 export const FamilyExportParams = StrictObject({ id: Id })
 
 const disposition = {
-  'content-disposition': Type.String({ description: 'attachment, with a file name that names the child or family and the date' })
+  'content-disposition': Type.String({ description: 'attachment, with a file name that names the child or family and the date' }),
+  ETag: Type.String({ description: CLOCK_ETAG })
 }
 
 export const ChildExportResponse = {

@@ -1,8 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
+import type { Tx } from '../../db/client'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { clockTag, noneMatch } from '../../lib/etag'
+import {
+  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
+} from '../../lib/schemas'
+import { notModified, preconditionFailed } from '../../plugins/access'
+import { beginChange, familyClock, membershipClock } from '../../sql/changes'
 import {
   addMember, deleteEmptyFamily, findFamily, insertFamily, isMemberByEmail, listFamiliesOf, listMembers,
   lockMembers, removeMember, renameFamily, setMemberRole
@@ -11,12 +18,21 @@ import { createInvite, listOpenInvites, revokeInvite } from '../../sql/invites'
 import {
   FamilyBody, FamilyParams, InviteBody, InviteParams, ListQuery, MemberBody, MemberParams
 } from './schemas'
+import { historyRoute } from '../history'
 
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql, tokens } = fastify
   const bearer = [{ bearer: [] }]
   const tags = ['families']
   const family = (role?: 'owner') => fastify.familyScope({ target: { family: 'params.id' }, role })
+
+  /** Starts a write of the family: its clock is held from here, and If-Match is checked against its version. */
+  async function beginFamilyWrite (tx: Tx, familyId: number, userId: number, expectedVersion: number | null): Promise<void> {
+    await beginChange(tx, familyId, userId)
+    const clock = await familyClock(tx, familyId)
+    if (clock === undefined) throw new errors.notFound('Family')
+    if (expectedVersion !== null && clock.version !== expectedVersion) throw preconditionFailed(clock.version)
+  }
 
   async function familyFor (userId: number, familyId: number) {
     const found = await findFamily(sql, userId, familyId)
@@ -31,9 +47,13 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'The families the caller belongs to',
       security: bearer,
       querystring: ListQuery,
-      response: { 200: Type.Ref('FamilyList'), ...errorResponses(400, 401, 403) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('FamilyList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403) }
     }
-  }, async request => {
+  }, async (request, reply) => {
+    const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, request.user.id))
+    reply.header('etag', etag)
+    if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
     const { limit = 50, offset = 0 } = request.query
     const { rows, total } = await listFamiliesOf(sql, request.user.id, limit, offset)
     return { data: rows, meta: { total, limit, offset } }
@@ -50,6 +70,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const created = await sql.begin(async tx => {
+      await beginChange(tx, null, request.user.id)
       const { id } = await insertFamily(tx, request.body.name)
       await addMember(tx, id, request.user.id, 'owner')
       return findFamily(tx, request.user.id, id)
@@ -58,51 +79,62 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.get('/api/families/:id', {
-    preHandler: family(),
+    preHandler: fastify.familyScope({ target: { family: 'params.id' }, etag: 'version' }),
     schema: {
       operationId: 'getFamily',
       tags,
       summary: 'One family',
       security: bearer,
       params: FamilyParams,
-      response: { 200: Type.Ref('Family'), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('Family'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => familyFor(request.user.id, request.scope.familyId))
 
   fastify.patch('/api/families/:id', {
-    preHandler: family('owner'),
+    preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', ifMatch: true }),
     schema: {
       operationId: 'renameFamily',
       tags,
       summary: 'Rename a family (owner)',
       security: bearer,
       params: FamilyParams,
+      headers: ConditionalWrite,
       body: FamilyBody,
-      response: { 200: Type.Ref('Family'), ...errorResponses(400, 401, 403, 404) }
+      response: { 200: Type.Ref('Family'), ...errorResponses(400, 401, 403, 404, 412) }
     }
   }, async request => {
-    await renameFamily(sql, request.scope.familyId, request.body.name)
-    return familyFor(request.user.id, request.scope.familyId)
+    const { familyId, expectedVersion } = request.scope
+    await sql.begin(async tx => {
+      await beginFamilyWrite(tx, familyId, request.user.id, expectedVersion)
+      await renameFamily(tx, familyId, request.body.name)
+    })
+    return familyFor(request.user.id, familyId)
   })
 
   fastify.delete('/api/families/:id', {
-    preHandler: family('owner'),
+    preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', ifMatch: true }),
     schema: {
       operationId: 'deleteFamily',
       tags,
       summary: 'Delete a family without children (owner)',
       security: bearer,
       params: FamilyParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 409) }
+      headers: ConditionalWrite,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 409, 412) }
     }
   }, async (request, reply) => {
-    const deleted = await sql.begin(tx => deleteEmptyFamily(tx, request.scope.familyId))
+    const { familyId, expectedVersion } = request.scope
+    const deleted = await sql.begin(async tx => {
+      await beginFamilyWrite(tx, familyId, request.user.id, expectedVersion)
+      return deleteEmptyFamily(tx, familyId)
+    })
     if (!deleted) throw new errors.familyNotEmpty()
     return reply.code(204).send(null)
   })
 
   fastify.get('/api/families/:id/members', {
-    preHandler: family(),
+    preHandler: fastify.familyScope({ target: { family: 'params.id' }, etag: 'family', cache: true }),
     schema: {
       operationId: 'listFamilyMembers',
       tags,
@@ -110,7 +142,8 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       params: FamilyParams,
       querystring: ListQuery,
-      response: { 200: Type.Ref('MemberList'), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('MemberList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const { limit = 50, offset = 0 } = request.query
@@ -134,6 +167,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { familyId } = request.scope
     const { userId } = request.params
     return sql.begin(async tx => {
+      await beginChange(tx, familyId, request.user.id)
       const roles = await lockMembers(tx, familyId)
       const current = roles.get(userId)
       if (current === undefined) throw new errors.notFound('Member')
@@ -160,6 +194,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { familyId } = request.scope
     const { userId } = request.params
     await sql.begin(async tx => {
+      await beginChange(tx, familyId, request.user.id)
       const roles = await lockMembers(tx, familyId)
       const current = roles.get(userId)
       if (current === undefined) throw new errors.notFound('Member')
@@ -224,6 +259,8 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     if (!(await revokeInvite(sql, request.scope.familyId, request.params.inviteId))) throw new errors.notFound('Invite')
     return reply.code(204).send(null)
   })
+
+  historyRoute(fastify, { kind: 'family', path: '/api/families/:id/history', name: 'Family', tag: 'families', operationId: 'getFamilyHistory' })
 }
 
 export default families

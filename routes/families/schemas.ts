@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, ListOf, Name, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+import { Id, ListOf, Name, Nullable, Pagination, StrictObject, Timestamp, Version } from '../../lib/schemas'
 import { Email } from '../auth/schemas'
 
 export const FamilyRole = Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('viewer')], { $id: 'FamilyRole', title: 'FamilyRole' })
@@ -10,8 +10,9 @@ export const Family = Type.Object({
   role: Nullable(Type.String({ enum: ['owner', 'member', 'viewer'] })),
   memberCount: Type.Integer({ minimum: 0 }),
   childCount: Type.Integer({ minimum: 0 }),
+  version: Version,
   createdAt: Timestamp
-}, { $id: 'Family', title: 'Family', description: '`role` is the caller\'s role in the family' })
+}, { $id: 'Family', title: 'Family', description: '`role` is the caller\'s role in the family. The version moves when the name, the members, their roles or the number of children change.' })
 
 export const Member = Type.Object({
   userId: Id,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { childGrowth } from '../../lib/growth/child'
-import { errorResponses } from '../../lib/schemas'
+import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
 import { growthChild, growthMeasurements } from '../../sql/growth'
 import { Growth, GrowthParams, GrowthPoint, GrowthQuery, GrowthScore } from './schemas'
 
@@ -10,7 +10,7 @@ const growth: FastifyPluginAsyncTypebox = async function (fastify) {
   for (const schema of [GrowthScore, GrowthPoint, Growth]) fastify.addSchema(schema)
 
   fastify.get('/api/children/:childId/growth', {
-    preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
+    preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child', cache: true }),
     schema: {
       operationId: 'getChildGrowth',
       tags: ['growth'],
@@ -19,7 +19,8 @@ const growth: FastifyPluginAsyncTypebox = async function (fastify) {
       security: [{ bearer: [] }],
       params: GrowthParams,
       querystring: GrowthQuery,
-      response: { 200: Type.Ref('Growth'), ...errorResponses(400, 401, 403, 404) }
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('Growth'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
     const tables = fastify.growth.requireTables()

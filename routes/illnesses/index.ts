@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox'
+import { illnessColumns, withIllnessStatus } from '../../lib/kinds'
 import { recordRoutes, type RecordSpec } from '../records'
-import { Illness, IllnessFields, illnessColumns } from './schemas'
+import { Illness, IllnessFields } from './schemas'
 
 export const illnessSpec: RecordSpec = {
+  kind: 'illness',
   path: 'illnesses',
   table: 'illnesses',
   singular: 'Illness',
@@ -23,7 +25,8 @@ export const illnessSpec: RecordSpec = {
   check: body => typeof body.endDate === 'string' && body.endDate < (body.startDate as string)
     ? [{ path: '/body/endDate', message: 'must not be before startDate' }]
     : [],
-  toResponse: row => ({ ...row, status: row.endDate === null ? 'current' : 'finished' })
+  toResponse: withIllnessStatus,
+  derivedSql: { status: "case when r.end_date is null then 'current' else 'finished' end" }
 }
 
 export default recordRoutes(illnessSpec)

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
-import { FreeText, Id, IsoDate, Nullable, Timestamp } from '../../lib/schemas'
+import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../../lib/schemas'
 
-const TemperatureC = Type.Number({ minimum: 34, maximum: 43, maxDecimals: 2 })
+const TemperatureC = Type.Number({ minimum: 34, maximum: 43, 'x-max-decimals': 2 })
 
 export const IllnessFields = {
   startDate: IsoDate,
@@ -26,21 +26,8 @@ export const Illness = Type.Object({
   visitId: Nullable(Id),
   notes: Nullable(Type.String()),
   status: Type.String({ enum: ['current', 'finished'], description: '`current` while there is no endDate' }),
+  version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { $id: 'Illness', title: 'Illness' })
 
-export const illnessColumns = {
-  id: 'id',
-  childId: 'child_id',
-  startDate: 'start_date',
-  endDate: 'end_date',
-  diagnosis: 'diagnosis',
-  symptoms: 'symptoms',
-  medications: 'medications',
-  temperatureC: 'temperature_c',
-  visitId: 'visit_id',
-  notes: 'notes',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at'
-}

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { addMember } from '../../sql/families'
+import { beginChange } from '../../sql/changes'
+import { addMember, isMember } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
 import { findUser } from '../../sql/users'
 import { AcceptBody } from '../families/schemas'
@@ -32,8 +33,8 @@ const invites: FastifyPluginAsyncTypebox = async function (fastify) {
       const user = await findUser(tx, userId)
       const invite = user === undefined ? undefined : await findOpenInvite(tx, tokens.hash(request.body.token), user.email)
       if (invite === undefined) throw new errors.inviteInvalid()
-      const [member] = await tx`select 1 from family_members where family_id = ${invite.familyId} and user_id = ${userId}`
-      if (member !== undefined) throw new errors.alreadyMember('You are already a member of this family')
+      await beginChange(tx, invite.familyId, userId)
+      if (await isMember(tx, invite.familyId, userId)) throw new errors.alreadyMember('You are already a member of this family')
       if (!(await useInvite(tx, invite.id, userId))) throw new errors.inviteInvalid()
       await addMember(tx, invite.familyId, userId, invite.role)
       return { familyId: invite.familyId, familyName: invite.familyName, role: invite.role }

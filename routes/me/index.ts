@@ -4,6 +4,8 @@ import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { hashPassword, verifyPassword } from '../../lib/passwords'
 import { activeSessions, revokeOwnSession, revokeUserSessions } from '../../sql/sessions'
+import { beginChange } from '../../sql/changes'
+import { membershipsOf } from '../../sql/families'
 import { emailTaken, findCredentialsById, findUser, setPasswordHash, updateProfile } from '../../sql/users'
 import { ListQuery, PasswordBody, PatchMeBody, SessionParams } from './schemas'
 
@@ -14,12 +16,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   async function profile (userId: number) {
     const user = await findUser(sql, userId)
     if (user === undefined) throw new errors.unauthorized('The account no longer exists')
-    const families = await sql`
-      select f.id, f.name, m.role
-      from family_members m join families f on f.id = m.family_id
-      where m.user_id = ${userId}
-      order by f.id
-    `
+    const families = await membershipsOf(sql, userId)
     return { ...user, families }
   }
 
@@ -45,6 +42,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const { id } = request.user
     return sql.begin(async tx => {
+      await beginChange(tx, null, id)
       if (request.body.email !== undefined && await emailTaken(tx, request.body.email, id)) throw new errors.emailTaken()
       return updateProfile(tx, id, request.body)
     })

@@ -19,7 +19,7 @@ export const PatchMeBody = StrictObject({
 })
 
 export const PasswordBody = StrictObject({
-  currentPassword: Secret({ minLength: 1, maxBytes: 72 }),
+  currentPassword: Secret({ minLength: 1, 'x-max-bytes': 72 }),
   newPassword: Password
 })
 

@@ -1,7 +1,9 @@
+import { measurementColumns } from '../../lib/kinds'
 import { recordRoutes, type RecordSpec } from '../records'
-import { checkValues, Measurement, MeasurementFields, measurementColumns } from './schemas'
+import { checkValues, Measurement, MeasurementFields } from './schemas'
 
 export const measurementSpec: RecordSpec = {
+  kind: 'measurement',
   path: 'measurements',
   table: 'measurements',
   singular: 'Measurement',

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox'
-import { FreeText, Id, IsoDate, Nullable, Timestamp } from '../../lib/schemas'
+import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../../lib/schemas'
 import type { Issue } from '../records'
 
-const HeightCm = Type.Number({ minimum: 20, maximum: 250, maxDecimals: 2 })
-const WeightKg = Type.Number({ minimum: 0.2, maximum: 250, maxDecimals: 3 })
-const HeadCircumferenceCm = Type.Number({ minimum: 15, maximum: 80, maxDecimals: 2 })
+const HeightCm = Type.Number({ minimum: 20, maximum: 250, 'x-max-decimals': 2 })
+const WeightKg = Type.Number({ minimum: 0.2, maximum: 250, 'x-max-decimals': 3 })
+const HeadCircumferenceCm = Type.Number({ minimum: 15, maximum: 80, 'x-max-decimals': 2 })
 
 /** The values of a measurement, also taken by a visit created with one. */
 export const MeasurementValues = {
@@ -29,6 +29,7 @@ export const Measurement = Type.Object({
   headCircumferenceCm: Nullable(Type.Number()),
   visitId: Nullable(Id),
   notes: Nullable(Type.String()),
+  version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { $id: 'Measurement', title: 'Measurement' })
@@ -39,15 +40,3 @@ export function checkValues (values: Record<string, unknown>, path = '/body'): I
   return some ? [] : [{ path, message: 'must have at least one of heightCm, weightKg, headCircumferenceCm' }]
 }
 
-export const measurementColumns = {
-  id: 'id',
-  childId: 'child_id',
-  measuredAt: 'measured_at',
-  heightCm: 'height_cm',
-  weightKg: 'weight_kg',
-  headCircumferenceCm: 'head_circumference_cm',
-  visitId: 'visit_id',
-  notes: 'notes',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at'
-}

@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox'
+import { medicalEventColumns } from '../../lib/kinds'
 import { recordRoutes, type RecordSpec } from '../records'
-import { MedicalEvent, MedicalEventFields, medicalEventColumns } from './schemas'
+import { MedicalEvent, MedicalEventFields } from './schemas'
 
 export const medicalEventSpec: RecordSpec = {
+  kind: 'medicalEvent',
   path: 'medical-events',
   table: 'medical_events',
   singular: 'MedicalEvent',

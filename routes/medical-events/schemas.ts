@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { FreeText, Id, IsoDate, Name, Nullable, Timestamp } from '../../lib/schemas'
+import { FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../../lib/schemas'
 
 export const MedicalEventType = Type.String({ enum: ['vaccine', 'procedure', 'medication'] })
 
@@ -19,18 +19,8 @@ export const MedicalEvent = Type.Object({
   name: Type.String(),
   description: Nullable(Type.String()),
   visitId: Nullable(Id),
+  version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { $id: 'MedicalEvent', title: 'MedicalEvent' })
 
-export const medicalEventColumns = {
-  id: 'id',
-  childId: 'child_id',
-  date: 'date',
-  type: 'type',
-  name: 'name',
-  description: 'description',
-  visitId: 'visit_id',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at'
-}

@@ -2,10 +2,12 @@ import { Type } from '@sinclair/typebox'
 import { insertRecord } from '../../sql/records'
 import { measurementSpec } from '../measurements'
 import { checkValues } from '../measurements/schemas'
+import { visitColumns } from '../../lib/kinds'
 import { recordRoutes, type RecordSpec } from '../records'
-import { CreatedVisit, Visit, VisitCreateFields, VisitFields, visitColumns } from './schemas'
+import { CreatedVisit, Visit, VisitCreateFields, VisitFields } from './schemas'
 
 export const visitSpec: RecordSpec = {
+  kind: 'visit',
   path: 'visits',
   table: 'visits',
   singular: 'Visit',

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { FreeText, Id, IsoDate, Name, Nullable, StrictObject, Timestamp } from '../../lib/schemas'
+import { FreeText, Id, IsoDate, Name, Nullable, StrictObject, Timestamp, Version } from '../../lib/schemas'
 import { MeasurementValues } from '../measurements/schemas'
 
 export const VisitType = Type.String({ enum: ['wellness', 'sick', 'injury', 'vision', 'dental'] })
@@ -24,6 +24,7 @@ const visitProperties = {
   type: VisitType,
   provider: Nullable(Type.String()),
   notes: Nullable(Type.String()),
+  version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
 }
@@ -35,13 +36,3 @@ export const CreatedVisit = Type.Object({
   measurement: Type.Optional(Type.Ref('Measurement'))
 }, { title: 'CreatedVisit', description: 'The visit, with the measurement created with it when there was one' })
 
-export const visitColumns = {
-  id: 'id',
-  childId: 'child_id',
-  date: 'date',
-  type: 'type',
-  provider: 'provider',
-  notes: 'notes',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at'
-}

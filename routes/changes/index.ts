@@ -1,0 +1,60 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { decodeCursor, encodeCursor, presentChange } from '../../lib/changes'
+import { errors, withDetails } from '../../lib/errors'
+import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
+import { changesAfter, familyClock } from '../../sql/changes'
+import { ChangesQuery, IdParams } from './schemas'
+
+function badCursor (message: string): Error {
+  return withDetails(new errors.validation('The request is not valid'), { issues: [{ path: '/query/since', message }] })
+}
+
+/**
+ * Delta sync: a family's changes after a cursor, oldest first. A client that
+ * keeps `nextCursor` and asks again gets every later change exactly once:
+ * the family's changes take their numbers in the order they commit.
+ */
+const changes: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { sql } = fastify
+
+  fastify.get('/api/families/:id/changes', {
+    preHandler: fastify.familyScope({ target: { family: 'params.id' }, etag: 'family' }),
+    schema: {
+      operationId: 'listFamilyChanges',
+      tags: ['changes'],
+      summary: 'A family\'s changes after a cursor, oldest first',
+      description: 'Without `since`, from the first change. A cursor is refused (400) when it is malformed, of another family, or from before the family\'s data was restored; then read again without `since`.',
+      security: [{ bearer: [] }],
+      params: IdParams,
+      querystring: ChangesQuery,
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('ChangeFeed'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const familyId = request.scope.familyId
+    const { since, limit = 500 } = request.query
+    const clock = await familyClock(sql, familyId)
+    if (clock === undefined) throw new errors.notFound('Family')
+    let after = 0
+    if (since !== undefined) {
+      const cursor = decodeCursor(since)
+      if (cursor === null) throw badCursor('is not a cursor of this service')
+      if (cursor.familyId !== familyId) throw badCursor('is a cursor of another family')
+      if (cursor.epoch !== clock.epoch) throw badCursor('is from before the family\'s data was restored: read the changes again without since')
+      after = cursor.seq
+    }
+    const rows = await changesAfter(sql, familyId, after, limit + 1)
+    const data = rows.slice(0, limit).map(row => presentChange(row, clock.epoch, request.scope.role))
+    return {
+      data,
+      meta: {
+        limit,
+        nextCursor: data.length > 0 ? data[data.length - 1].cursor : encodeCursor({ familyId, epoch: clock.epoch, seq: after }),
+        hasMore: rows.length > limit
+      }
+    }
+  })
+}
+
+export default changes

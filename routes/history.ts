@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { changedFields } from '../lib/changes'
+import type { ChangeKind } from '../lib/kinds'
+import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../lib/schemas'
+import { historyOf } from '../sql/changes'
+import { HistoryQuery, IdParams } from './changes/schemas'
+
+export interface HistoryRoute {
+  kind: ChangeKind
+  path: string
+  /** What the item is called in a 404. */
+  name: string
+  tag: string
+  operationId: string
+}
+
+/**
+ * `GET …/:id/history`: an item's changes, newest first, with the fields each
+ * altered. Readable by any member of its family, also after the item was
+ * deleted; an id that never existed is a 404.
+ */
+export function historyRoute (fastify: FastifyInstance, route: HistoryRoute): void {
+  fastify.get(route.path, {
+    preHandler: fastify.familyScope({ target: { history: route.kind, at: 'params.id' }, name: route.name, etag: 'family', cache: true }),
+    schema: {
+      operationId: route.operationId,
+      tags: [route.tag],
+      summary: `The changes of one ${route.name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}, newest first`,
+      description: 'Each entry lists the fields the change altered, with their values before and after; also after the item was deleted.',
+      security: [{ bearer: [] }],
+      params: IdParams,
+      querystring: HistoryQuery,
+      headers: ConditionalRead,
+      response: { 200: WithETag(Type.Ref('HistoryEntryList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const { id } = request.params as { id: number }
+    const { limit = 50, offset = 0 } = request.query as { limit?: number, offset?: number }
+    const { rows, total } = await historyOf(fastify.sql, route.kind, id, limit, offset)
+    return {
+      data: rows.map(entry => ({
+        version: entry.version,
+        op: entry.op,
+        at: entry.at,
+        user: entry.userId === null || entry.userName === null ? null : { id: entry.userId, name: entry.userName },
+        fields: changedFields(route.kind, entry.previous, entry.record)
+      })),
+      meta: { total, limit, offset }
+    }
+  })
+}
