@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import os from 'node:os'
 import path from 'node:path'
 import { removeStoredFiles } from '../lib/stored-files'
-import { ADMINS_LOCK } from '../sql/admin'
+import { LOCKS } from '../db/locks'
 import { build, bearer, login, register, PASSWORD, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -164,11 +164,12 @@ t.test('the stats count the rows and files there are', async t => {
   await createUser(app, admin, { role: 'admin' })
   const again = await login(app, admin.user.email)
 
-  const empty = (await call(app, again, 'GET', '/api/admin/stats')).json()
+  const { responseCache: cacheBefore, ...empty } = (await call(app, again, 'GET', '/api/admin/stats')).json()
   t.same(empty, {
     users: 5, admins: 2, families: 3, children: 0, visits: 0, measurements: 0, medicalEvents: 0,
     illnesses: 0, attachments: 0, storageBytes: 0, activeSessions: 4
   })
+  t.equal(cacheBefore.maxBytes, 64 * 1024 * 1024, 'and the instance\'s cache of answers')
 
   await seedFamily(app, familyOf(ann), 2)
   await seedFamily(app, familyOf(ben), 1)
@@ -181,7 +182,8 @@ t.test('the stats count the rows and files there are', async t => {
   t.equal(files.length, 5, 'three attachments and two avatars on disk')
   const stats = await call(app, again, 'GET', '/api/admin/stats')
   t.equal(stats.statusCode, 200)
-  t.same(stats.json(), {
+  const { responseCache: _cache, ...counts } = stats.json()
+  t.same(counts, {
     users: 5,
     admins: 2,
     families: 3,
@@ -367,7 +369,7 @@ t.test('the last admin can be neither demoted nor disabled', async t => {
   let pending: Promise<Array<Awaited<ReturnType<typeof call>>>> | undefined
   let waiting = 0
   await app.sql.begin(async tx => {
-    await tx`select pg_advisory_xact_lock(${ADMINS_LOCK})`
+    await tx`select pg_advisory_xact_lock(${LOCKS.admins})`
     pending = Promise.all([admin.user.id, second.id].map(id => call(app, admin, 'PATCH', `/api/admin/users/${id}`, { role: 'user' })))
     for (let waited = 0; waited < 10000; waited += 20) {
       const [{ n }] = await app.sql`
@@ -479,7 +481,7 @@ t.test('families: list, read, and an admin still needs membership for a family\'
   t.equal(list.statusCode, 200)
   t.same(list.json().meta, { total: 4, limit: 50, offset: 0 })
   t.same(list.json().data.map((f: any) => [f.id, f.role]), [[own, 'owner'], [annFamily, null], [benFamily, null], [pct.id, null]], 'by id; the admin\'s own role, null elsewhere')
-  t.same(Object.keys(list.json().data[0]).sort(), ['childCount', 'createdAt', 'id', 'memberCount', 'name', 'role'])
+  t.same(Object.keys(list.json().data[0]).sort(), ['childCount', 'createdAt', 'id', 'memberCount', 'name', 'role', 'version'])
   const ids = async (query: string) => (await call(app, admin, 'GET', `/api/admin/families${query}`)).json().data.map((f: any) => f.id)
   t.same(await ids('?q=ann%27S'), [annFamily])
   t.same(await ids('?q=%25'), [pct.id])
@@ -496,7 +498,7 @@ t.test('families: list, read, and an admin still needs membership for a family\'
   await seedFamily(app, annFamily)
   const read = await call(app, admin, 'GET', `/api/admin/families/${annFamily}`)
   t.equal(read.statusCode, 200)
-  t.same(Object.keys(read.json()).sort(), ['childCount', 'createdAt', 'id', 'memberCount', 'members', 'name', 'role'])
+  t.same(Object.keys(read.json()).sort(), ['childCount', 'createdAt', 'id', 'memberCount', 'members', 'name', 'role', 'version'])
   t.match(read.json(), { id: annFamily, name: "Ann's family", role: null, memberCount: 1, childCount: 1 })
   t.same(read.json().members.map((m: any) => Object.keys(m).sort()), [['email', 'joinedAt', 'name', 'role', 'userId']])
   t.match(read.json().members[0], { userId: ann.user.id, name: 'Ann', email: ann.user.email, role: 'owner' })

@@ -77,7 +77,7 @@ t.test('each allowed type is accepted, typed by its bytes and stored under a ran
     t.equal(res.statusCode, 201, `${label} is accepted`)
     const created = res.json()
     t.equal(res.headers.location, `/api/attachments/${created.id}`)
-    t.same(Object.keys(created).sort(), ['childId', 'contentType', 'createdAt', 'fileName', 'id', 'illnessId', 'measurementId', 'sizeBytes', 'url', 'visitId'])
+    t.same(Object.keys(created).sort(), ['childId', 'contentType', 'createdAt', 'fileName', 'id', 'illnessId', 'measurementId', 'sizeBytes', 'url', 'version', 'visitId'])
     t.match(created, { childId: child.id, visitId: null, measurementId: null, illnessId: null, fileName: 'upload.bin', contentType, sizeBytes: bytes.length })
     t.match(created.url, new RegExp(`^/uploads/[0-9a-f]{32}\\.${ext}$`), `${label} is stored with 128 random bits and .${ext}`)
     t.same(readFileSync(path.join(app.config.uploadDir, path.basename(created.url))), bytes, 'the stored bytes are the uploaded ones')

@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { TEST_ENV, testDatabase } from './helper'
-import { freePort } from '../lib/embedded-db'
+import { freePort } from '../db/embedded'
 
 const ROOT = path.join(__dirname, '..')
 const run = promisify(execFile)
@@ -31,7 +31,7 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   const install = mkdtempSync(path.join(os.tmpdir(), 'child-health-install-'))
   t.teardown(() => rmSync(install, { recursive: true, force: true }))
   cpSync(path.join(ROOT, 'dist'), path.join(install, 'dist'), { recursive: true })
-  for (const file of ['package.json', 'package-lock.json', 'scripts/patch-postgres.js']) cpSync(path.join(ROOT, file), path.join(install, file))
+  for (const file of ['package.json', 'package-lock.json']) cpSync(path.join(ROOT, file), path.join(install, file))
   await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: install })
   for (const dev of ['typescript', 'tsx', 'tap']) t.notOk(existsSync(path.join(install, 'node_modules', dev)), `${dev} is not installed`)
 

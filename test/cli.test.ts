@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
 import { bearer, login, PASSWORD, TEST_ENV, testConfig, testDatabase } from './helper'
-import { freePort } from '../lib/embedded-db'
+import { freePort } from '../db/embedded'
 
 const ROOT = path.join(__dirname, '..')
 const NEW_PASSWORD = 'a brand new passphrase'

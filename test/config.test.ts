@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { ConfigError, loadConfig } from '../plugins/config'
+import { ConfigError, loadConfig } from '../lib/config'
 
 const A = 'a'.repeat(32)
 const B = 'b'.repeat(32)
@@ -157,6 +157,15 @@ t.test('every other setting is read', async t => {
   t.equal(loadConfig({ ...PRODUCTION, TRUST_PROXY: '2' }).trustProxy, 2)
 })
 
+t.test('EVENT_KEEPALIVE: seconds between the comments of an event stream', async t => {
+  t.equal(loadConfig(PRODUCTION).eventKeepAlive, 25_000, '25 s by default')
+  t.equal(loadConfig({ ...PRODUCTION, EVENT_KEEPALIVE: '1' }).eventKeepAlive, 1_000)
+  t.equal(loadConfig({ ...PRODUCTION, EVENT_KEEPALIVE: '3600' }).eventKeepAlive, 3_600_000)
+  refused(t, { ...PRODUCTION, EVENT_KEEPALIVE: '0' }, 'EVENT_KEEPALIVE', /between 1 and 3600/)
+  refused(t, { ...PRODUCTION, EVENT_KEEPALIVE: '3601' }, 'EVENT_KEEPALIVE', /between 1 and 3600/)
+  refused(t, { ...PRODUCTION, EVENT_KEEPALIVE: 'often' }, 'EVENT_KEEPALIVE', /whole number/)
+})
+
 t.test('outside production: embedded database and secrets kept under DATA_DIR', async t => {
   const dir = tempDir(t)
   const first = loadConfig({ DATA_DIR: dir })
@@ -180,4 +189,26 @@ t.test('outside production: embedded database and secrets kept under DATA_DIR', 
 
   const given = loadConfig({ DATA_DIR: dir, JWT_SECRET: A })
   t.equal(given.jwtSecret, A, 'a configured secret wins')
+})
+
+t.test('the settings of several instances and of the answer cache', async t => {
+  const defaults = loadConfig(PRODUCTION)
+  t.equal(defaults.redisUrl, null, 'without REDIS_URL the rate limits stay in memory')
+  t.equal(defaults.jwtSecretPrevious, null)
+  t.equal(defaults.jwtRefreshSecretPrevious, null)
+  t.equal(defaults.responseCacheBytes, 64 * 1024 * 1024, 'the answer cache holds 64 MB by default')
+
+  const set = loadConfig({ ...PRODUCTION, REDIS_URL: 'redis://cache.internal:6379/2', JWT_SECRET_PREVIOUS: 'c'.repeat(32), JWT_REFRESH_SECRET_PREVIOUS: 'd'.repeat(40), RESPONSE_CACHE_MB: '0' })
+  t.equal(set.redisUrl, 'redis://cache.internal:6379/2')
+  t.equal(set.jwtSecretPrevious, 'c'.repeat(32))
+  t.equal(set.jwtRefreshSecretPrevious, 'd'.repeat(40))
+  t.equal(set.responseCacheBytes, 0, '0 turns the cache off')
+
+  refused(t, { ...PRODUCTION, REDIS_URL: 'http://cache:6379' }, 'REDIS_URL', /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/)
+  refused(t, { ...PRODUCTION, REDIS_URL: 'not a url' }, 'REDIS_URL', /redis:\/\//)
+  refused(t, { ...PRODUCTION, JWT_SECRET_PREVIOUS: 'short' }, 'JWT_SECRET_PREVIOUS', /at least 32 characters/)
+  refused(t, { ...PRODUCTION, JWT_SECRET_PREVIOUS: A }, 'JWT_SECRET_PREVIOUS', /must differ from JWT_SECRET and JWT_REFRESH_SECRET/)
+  refused(t, { ...PRODUCTION, JWT_REFRESH_SECRET_PREVIOUS: B }, 'JWT_REFRESH_SECRET_PREVIOUS', /must differ/)
+  refused(t, { ...PRODUCTION, RESPONSE_CACHE_MB: 'lots' }, 'RESPONSE_CACHE_MB', /RESPONSE_CACHE_MB must be a whole number/)
+  refused(t, { ...PRODUCTION, RESPONSE_CACHE_MB: '-1' }, 'RESPONSE_CACHE_MB', /RESPONSE_CACHE_MB/)
 })

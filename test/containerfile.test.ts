@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { loadConfig } from '../plugins/config'
+import { loadConfig } from '../lib/config'
 import { build } from './helper'
 
 const ROOT = path.join(__dirname, '..')

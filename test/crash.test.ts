@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import sharp from 'sharp'
 import { TEST_ENV, testDatabase } from './helper'
-import { freePort } from '../lib/embedded-db'
+import { freePort } from '../db/embedded'
 
 const ROOT = path.join(__dirname, '..')
 

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../lib/errors'
-import { createSql } from '../plugins/db'
+import { createSql } from '../db/client'
 import { FreeText, Id, Name, Nullable, Secret, StrictObject, errorResponses } from '../lib/schemas'
 import { build, type App } from './helper'
 

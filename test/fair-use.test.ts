@@ -6,7 +6,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
-import { startEmbeddedDatabase } from '../lib/embedded-db'
+import { startEmbeddedDatabase } from '../db/embedded'
 import { bearer, build, register, testConfig, type Pair } from './helper'
 
 // Fair use over real HTTP: sockets that do not read, headers that trickle in,

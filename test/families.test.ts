@@ -33,7 +33,7 @@ t.test('families: create, read, list, rename, delete', async t => {
   t.equal(created.statusCode, 201)
   const family = created.json()
   t.equal(created.headers.location, `/api/families/${family.id}`)
-  t.same(Object.keys(family).sort(), ['childCount', 'createdAt', 'id', 'memberCount', 'name', 'role'])
+  t.same(Object.keys(family).sort(), ['childCount', 'createdAt', 'id', 'memberCount', 'name', 'role', 'version'])
   t.match(family, { name: 'Lovelace', role: 'owner', memberCount: 1, childCount: 0 })
 
   const list = (await call(app, ada, 'GET', '/api/families')).json()

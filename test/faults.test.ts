@@ -1,10 +1,12 @@
 import t from 'tap'
+import { spawn } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../app'
-import { startEmbeddedDatabase } from '../lib/embedded-db'
-import { bearer, build, register, testConfig, type App, type Pair } from './helper'
+import { freePort, startEmbeddedDatabase } from '../db/embedded'
+import { bearer, build, growthDir, register, testConfig, testDatabase, TEST_ENV, type App, type Pair } from './helper'
+import { isStrayConnectionError, isWriteAfterClose } from '../db/write-after-close'
 
 const OPEN = { REGISTRATION: 'open' }
 const QUIET = { info: () => {}, debug: () => {}, warn: () => {} }
@@ -97,8 +99,78 @@ t.test('concurrent writers: every 201 is exactly one row, and no 5xx', async t =
   t.equal(orphans, 0, 'no visit without its measurement')
 })
 
-t.test('postgres.js is mended so that a write after a close cannot end the process', async t => {
-  const { readFileSync } = await import('node:fs')
-  const file = require.resolve('postgres').replace(/index\.js$/, 'connection.js')
-  t.match(readFileSync(file, 'utf8'), /function nextWrite\(fn\) \{\n\s+if \(!socket\) \{/, 'the guard of scripts/patch-postgres.js is installed')
+t.test('a backend that dies inside a transaction fails that request and the server lives on', async t => {
+  // postgres.js writes the transaction's next statement to the dead
+  // connection and throws where no caller can catch it (porsager/postgres#1208):
+  // the service contains that one error.
+  const db = await testDatabase(t)
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-faults-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const port = await freePort()
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', 'pausing-server.ts')], {
+    env: { PATH: process.env.PATH ?? '', ...TEST_ENV, GROWTH_DATA_DIR: growthDir(), DATA_DIR: dataDir, DATABASE_URL: db.url, PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  server.stdout.on('data', chunk => { output += chunk })
+  server.stderr.on('data', chunk => { output += chunk })
+  const exited = new Promise<number | null>(resolve => server.on('exit', code => resolve(code)))
+  t.teardown(() => { server.kill('SIGKILL') })
+  const base = `http://127.0.0.1:${port}`
+  for (let waited = 0; waited < 30000; waited += 200) {
+    if (await fetch(`${base}/api/health`).then(res => res.ok, () => false)) break
+    await new Promise(resolve => setTimeout(resolve, 200))
+  }
+
+  for (let round = 1; round <= 2; round += 1) {
+    const request = fetch(`${base}/test/pausing-transaction`, { method: 'POST' })
+    let pid: number | undefined
+    for (let waited = 0; pid === undefined && waited < 5000; waited += 20) {
+      const [row] = await db.sql<{ pid: number }[]>`
+        select pid from pg_stat_activity where datname = current_database() and state = 'idle in transaction'
+      `
+      pid = row?.pid
+      if (pid === undefined) await new Promise(resolve => setTimeout(resolve, 20))
+    }
+    t.ok(pid !== undefined, `round ${round}: the transaction waits between its statements`)
+    await db.sql`select pg_terminate_backend(${pid as number})`
+    const res = await request
+    t.equal(res.status, 503, `round ${round}: the request whose connection died is a 503`)
+    t.equal(((await res.json()) as { code: string }).code, 'SERVICE_UNAVAILABLE')
+    // The transaction's callback goes on after its connection died: its next
+    // statement is the write that would end the process.
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    t.equal(server.exitCode, null, `round ${round}: the server process is still running`)
+    t.equal((await fetch(`${base}/api/health`)).status, 200, `round ${round}: health is ok`)
+  }
+  const contained = output.match(/a database connection closed while postgres\.js wrote to it/g)?.length ?? 0
+  // When the pool has reopened the dead connection meanwhile, the write finds a socket and nothing is thrown.
+  t.ok(contained >= 1, `each contained error is logged as a warning (${contained} for 2 dead connections)`)
+  const done = await fetch(`${base}/test/pausing-transaction`, { method: 'POST' })
+  t.equal(done.status, 200, 'transactions work again')
+  server.kill('SIGTERM')
+  t.equal(await exited, 0, 'and it shuts down cleanly')
+})
+
+t.test('a lost connection\'s stray rejection is contained, and no other', async t => {
+  const stray = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' })
+  stray.stack = `Error: ${stray.message}\n    at Socket.closed (/srv/app/node_modules/postgres/cjs/src/connection.js:453:57)\n    at Socket.emit (node:events:536:35)`
+  t.ok(isStrayConnectionError(stray), 'postgres.js\'s own connection error is')
+  const mine = Object.assign(new Error('CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' })
+  t.notOk(isStrayConnectionError(mine), 'the same code from elsewhere is not')
+  const other = Object.assign(new Error('duplicate key'), { code: '23505' })
+  other.stack = `Error: duplicate key\n    at /srv/app/node_modules/postgres/cjs/src/connection.js:790:26`
+  t.notOk(isStrayConnectionError(other), 'another error of postgres.js is not')
+  t.notOk(isStrayConnectionError('CONNECTION_CLOSED'), 'nor a string')
+})
+
+t.test('only that error of postgres.js is contained', async t => {
+  const stray = new TypeError("Cannot read properties of null (reading 'write')")
+  t.notOk(isWriteAfterClose(stray), 'the same message from elsewhere is not')
+  const real = new TypeError("Cannot read properties of null (reading 'write')")
+  real.stack = `TypeError: ${real.message}\n    at Immediate.nextWrite (/srv/app/node_modules/postgres/cjs/src/connection.js:255:22)\n    at process.processImmediate (node:internal/timers:483:21)`
+  t.ok(isWriteAfterClose(real), 'the one from nextWrite in postgres.js is')
+  const other = new TypeError('x is not a function')
+  other.stack = `TypeError: x is not a function\n    at Immediate.nextWrite (/srv/app/node_modules/postgres/cjs/src/connection.js:255:22)`
+  t.notOk(isWriteAfterClose(other), 'another error in the same place is not')
 })

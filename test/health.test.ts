@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../app'
-import { startEmbeddedDatabase } from '../lib/embedded-db'
+import { startEmbeddedDatabase } from '../db/embedded'
 import { build, testConfig } from './helper'
 
 t.test('health answers ok while the database is up', async t => {

@@ -5,8 +5,8 @@ import path from 'node:path'
 import { Writable } from 'node:stream'
 import type { Test } from 'tap'
 import { buildApp, type App } from '../app'
-import { loadConfig, type Config } from '../plugins/config'
-import { createSql, type Sql } from '../plugins/db'
+import { loadConfig, type Config } from '../lib/config'
+import { createSql, type Sql } from '../db/client'
 import { ResponseChecker } from './openapi-check'
 import { testState, withDatabase } from './setup/state'
 
@@ -59,10 +59,16 @@ export async function testDatabase (t: Test, { empty = false, timezone }: { empt
   return { url, name, sql }
 }
 
+/** A temporary folder of the test's own, removed at teardown. */
+export function tempDir (t: Test, prefix = 'child-health-'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
 /** A configuration for tests: the given database, fast bcrypt, files in a temporary directory. */
 export function testConfig (t: Test, url: string, env: Record<string, string> = {}): Config {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-data-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const dataDir = tempDir(t, 'child-health-data-')
   return loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, DATABASE_URL: url, ...env })
 }
 

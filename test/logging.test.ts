@@ -1,7 +1,8 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { Secret, StrictObject } from '../lib/schemas'
-import { build, type App } from './helper'
+import path from 'node:path'
+import { build, tempDir, type App } from './helper'
 
 const SECRETS = ['Bearer-secret-token-123', 'hunter2-password', 'refresh-secret-456']
 
@@ -50,9 +51,10 @@ t.test('production logs errors only, without request bodies', async t => {
 
 t.test('a whole session in production leaves no secret and no body in the logs', async t => {
   const logs: string[] = []
+  const files = tempDir(t, 'child-health-log-')
   const app = await build(t, {
     logs,
-    env: { NODE_ENV: 'production', LOG_LEVEL: 'trace', REGISTRATION: 'open', UPLOAD_DIR: '/tmp/child-health-log-uploads', AVATAR_DIR: '/tmp/child-health-log-avatars' }
+    env: { NODE_ENV: 'production', LOG_LEVEL: 'trace', REGISTRATION: 'open', UPLOAD_DIR: path.join(files, 'uploads'), AVATAR_DIR: path.join(files, 'avatars') }
   })
   const secrets: string[] = ['first secret pass', 'second secret pass', 'changed secret pass']
   const post = async (url: string, payload: object, token?: string) => app.inject({
@@ -78,3 +80,13 @@ t.test('a whole session in production leaves no secret and no body in the logs',
   t.same(secrets.filter(secret => text.includes(secret)), [], 'no password, token or hash')
   t.notOk(text.includes('Secret Child Name'), 'no request body')
 })
+
+t.test('an event ticket in a URL never reaches the logs', async t => {
+  const logs: string[] = []
+  const app = await build(t, { logs, env: { LOG_LEVEL: 'trace' } })
+  const res = await app.inject({ method: 'GET', url: '/api/families/1/events?ticket=a-ticket-that-must-stay-secret&since=x' })
+  t.equal(res.statusCode, 401)
+  t.ok(logs.some(line => line.includes('/api/families/1/events?ticket=[redacted]&since=x')), 'the request is logged without it')
+  t.notOk(logs.some(line => line.includes('a-ticket-that-must-stay-secret')), 'the ticket is in no line')
+})
+

@@ -2,8 +2,8 @@ import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createSql } from '../plugins/db'
-import { migrate, migrationFiles, MigrationError } from '../sql/migrations'
+import { createSql } from '../db/client'
+import { migrate, migrationFiles, MigrationError } from '../db/migrate'
 import { testDatabase } from './helper'
 
 function migrationsDir (t: Test, files: Record<string, string>): string {
@@ -28,8 +28,8 @@ t.test('the base schema applies on an empty database, and a second run applies n
   const applied = await migrate(sql)
   t.same(applied, files)
   t.same(await tables(sql), [
-    'attachments', 'children', 'families', 'family_members', 'illnesses', 'invites', 'measurements',
-    'medical_events', 'migrations', 'refresh_tokens', 'sessions', 'users', 'visits'
+    'attachments', 'changes', 'children', 'event_tickets', 'families', 'family_clocks', 'family_members', 'illnesses',
+    'invites', 'measurements', 'medical_events', 'migrations', 'refresh_tokens', 'sessions', 'users', 'visits'
   ])
   const recorded = await sql`select id, name, applied_at from migrations order by id`
   t.same(recorded.map(row => row.name), files)

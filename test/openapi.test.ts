@@ -1,4 +1,9 @@
 import t from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { build } from './helper'
 
@@ -96,4 +101,26 @@ t.test('the docs page works without the internet', async t => {
   }
   const init = await app.inject({ method: 'GET', url: '/api/docs/static/swagger-initializer.js' })
   t.equal(init.statusCode, 200)
+})
+
+t.test('the document passes redocly lint with its recommended rules', async t => {
+  const app = await build(t)
+  const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+  t.same(doc.servers, [{ url: '/', description: 'The server that serves this document' }], 'a relative server, so clients need no base URL')
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-lint-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'openapi.json')
+  writeFileSync(file, JSON.stringify(doc))
+  const cli = require.resolve('@redocly/cli/bin/cli.js')
+  const { stdout } = await promisify(execFile)(process.execPath, [cli, 'lint', file, '--format=json'], {
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    maxBuffer: 64 * 1024 * 1024
+  }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }))
+  const report = JSON.parse(stdout) as { totals: { errors: number }, problems: Array<{ severity: string, ruleId: string, message: string }> }
+  const errors = report.problems.filter(problem => problem.severity === 'error').map(problem => `${problem.ruleId}: ${problem.message}`)
+  t.same(errors, [], 'no error')
+  t.equal(report.totals.errors, 0)
+
+  // The rule behind the extension keyword still holds.
+  t.match(JSON.stringify(doc.paths), /"x-max-decimals":3/, 'weightKg documents its 3 decimals')
 })

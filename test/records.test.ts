@@ -90,6 +90,10 @@ for (const kind of KINDS) {
     const listFlat = (await call(app, owner, 'GET', `/api/${kind.path}?childId=${child.id}`)).json()
     t.same(listNested, listFlat, 'both list shapes answer the same')
     t.same(listNested.meta, { total: 2, limit: 50, offset: 0 })
+    for (const item of listNested.data) {
+      const one = await call(app, owner, 'GET', `/api/${kind.path}/${item.id}`)
+      t.strictSame(item, one.json(), 'a listed item is the item as read alone: fields, nulls, numbers and timestamps')
+    }
     t.equal((await call(app, owner, 'GET', `/api/${kind.path}`)).statusCode, 400, 'the flat list needs childId')
 
     const withOptional = flat.json()
@@ -320,4 +324,39 @@ t.test('dates and decimals come back unchanged in far time zones', async t => {
       process.env.TZ = previous
     }
   }
+})
+
+t.test('a create decides the session, the scope and the rules in the statement that writes, in the order of the checks', async t => {
+  const app = await build(t, { env: OPEN })
+  const owner = await register(app)
+  const stranger = await register(app)
+  const child = (await app.inject({ method: 'POST', url: '/api/children', headers: bearer(owner.accessToken), payload: { name: 'Ode', dateOfBirth: BIRTH, sex: 'male' } })).json()
+  const url = `/api/children/${child.id}/measurements`
+  const post = (token: string, payload: object) => app.inject({ method: 'POST', url, headers: bearer(token), payload })
+  const count = async () => (await app.sql`select count(*)::int as n from measurements`)[0].n as number
+
+  const beforeBirth = { measuredAt: '2020-01-01', weightKg: 4 }
+  t.equal((await post(stranger.accessToken, beforeBirth)).statusCode, 403, 'a stranger\'s create that breaks a rule is a 403, not a 400')
+  t.equal((await post(owner.accessToken, beforeBirth)).statusCode, 400, 'the same from the owner is a 400')
+  const missing = await app.inject({ method: 'POST', url: '/api/children/999999/measurements', headers: bearer(owner.accessToken), payload: beforeBirth })
+  t.equal(missing.statusCode, 404, 'a child that does not exist is a 404')
+  const flat = await app.inject({ method: 'POST', url: '/api/measurements', headers: bearer(stranger.accessToken), payload: { childId: child.id, measuredAt: '2023-01-01', weightKg: 4 } })
+  t.equal(flat.statusCode, 403, 'the flat route decides the same')
+
+  const session = (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: owner.user.email, password: 'correct horse battery' } })).json()
+  t.equal((await post(session.accessToken, { measuredAt: '2023-01-01', weightKg: 5 })).statusCode, 201)
+  const written = await count()
+  t.equal((await app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(session.accessToken), payload: {} })).statusCode, 204)
+  const revoked = await post(session.accessToken, { measuredAt: '2023-01-02', weightKg: 5 })
+  t.equal(revoked.statusCode, 401, 'a revoked session is a 401')
+  t.equal(revoked.json().code, 'UNAUTHORIZED')
+  t.equal(await count(), written, 'and nothing is written')
+  t.equal((await post(session.accessToken, { measuredAt: 'yesterday', weightKg: 5 })).statusCode, 400, 'its malformed body is found first: the session is checked with the write')
+  t.equal((await post(session.accessToken, { measuredAt: '2023-01-02' })).statusCode, 401, 'a rule between fields comes after the session, as always')
+
+  await app.sql`update users set disabled = true where id = ${owner.user.id}`
+  const disabled = await post(owner.accessToken, { measuredAt: '2023-01-03', weightKg: 5 })
+  t.equal(disabled.statusCode, 403)
+  t.equal(disabled.json().code, 'ACCOUNT_DISABLED', 'a disabled account is refused')
+  t.equal(await count(), written, 'and nothing is written')
 })

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import sharp from 'sharp'
+import type { InjectOptions } from 'fastify'
 import { PASSWORD, type App } from './helper'
 
 /**
@@ -32,10 +33,38 @@ export interface Sample {
 
 const MARKER = 'family-secret-'
 
+/** POSTs that only read: any member, viewers too, may make them. */
+export const READS_BY_POST = ['POST /api/families/{id}/events/tickets']
+
+export interface Answer {
+  statusCode: number
+  body: string
+  json: () => any
+}
+
+/**
+ * Sends a request through the app; an event stream, which would never end, is
+ * closed as soon as its status is known.
+ */
+export async function injectRoute (app: App, options: InjectOptions): Promise<Answer> {
+  const res = await app.inject({ ...options, payloadAsStream: true })
+  const stream = res.stream()
+  if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+    stream.destroy()
+    return { statusCode: res.statusCode, body: '', json: () => ({}) }
+  }
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(chunk as Buffer)
+  const body = Buffer.concat(chunks).toString('utf8')
+  return { statusCode: res.statusCode, body, json: () => JSON.parse(body) }
+}
+
 /** A request that a route accepts from a caller allowed to make it. */
 export function sample (route: string, f: Fixture): Sample | undefined {
   const samples: Record<string, Sample> = {
     'GET /api/children': { query: `familyId=${f.familyId}` },
+    'GET /api/families/{id}/events': {},
+    'POST /api/families/{id}/events/tickets': { body: {} },
     'POST /api/children': { body: { name: 'New', dateOfBirth: '2021-01-01', sex: 'male', familyId: f.familyId } },
     'PUT /api/children/{id}': { body: { name: 'Renamed', dateOfBirth: '2020-01-01', sex: 'female' } },
     'POST /api/children/{id}/avatar': { multipart: true },

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createSql } from '../plugins/db'
-import { TEST_ENV, testDatabase } from './helper'
-import { freePort } from '../lib/embedded-db'
+import { createSql } from '../db/client'
+import { tempDir, TEST_ENV, testDatabase } from './helper'
+import { freePort } from '../db/embedded'
 
 const ROOT = path.join(__dirname, '..')
 
@@ -67,7 +67,7 @@ t.test('a bad configuration stops the start with one line naming the setting', a
 t.test('a failing migration stops the start naming the file and the error', async t => {
   const db = await testDatabase(t, { empty: true })
   await db.sql`create table users (id int)`
-  const run = await start({ ...TEST_ENV, DATABASE_URL: db.url, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'child-health-srv-')) }).exited
+  const run = await start({ ...TEST_ENV, DATABASE_URL: db.url, DATA_DIR: tempDir(t, 'child-health-srv-') }).exited
   oneLine(t, run, /^Migration 00000000-000000-base-schema\.sql failed: relation "users" already exists$/)
   const tables = await db.sql`select table_name from information_schema.tables where table_schema = 'public' order by 1`
   t.same(tables.map(row => row.table_name), ['migrations', 'users'], 'the database is as it was before that file')

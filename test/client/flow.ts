@@ -80,6 +80,42 @@ export async function runFlow (baseUrl: string, files: { png: ArrayBuffer }): Pr
   }), 200)
   if (growth.points.length !== 3) throw new Error('growth has not every measurement')
 
+  // Conditional reads: the ETag of a list, sent back, is a 304 until something changes.
+  const first = await client.GET('/api/children/{childId}/measurements', { ...signed(grandma.accessToken), params: { path: { childId: child.id } } })
+  const etag = first.response.headers.get('etag') ?? ''
+  const unchanged = await client.GET('/api/children/{childId}/measurements', {
+    params: { path: { childId: child.id }, header: { 'if-none-match': etag } },
+    headers: { authorization: `Bearer ${grandma.accessToken}` }
+  })
+  steps.push({ name: 'list not modified', status: unchanged.response.status })
+
+  // Optimistic locking: a write that names a stale version is refused.
+  const measurement = listed.data[0]
+  const stale = await client.PUT('/api/measurements/{id}', {
+    ...signed(owner.accessToken),
+    params: { path: { id: measurement.id }, header: { 'if-match': `"${measurement.version + 1}"` } },
+    body: { measuredAt: measurement.measuredAt, weightKg: 8.2 }
+  })
+  if (stale.error?.code !== 'PRECONDITION_FAILED') throw new Error('a stale If-Match was not refused')
+  steps.push({ name: 'stale write refused', status: stale.response.status })
+  const current = check(steps, 'write with the current version', await client.PUT('/api/measurements/{id}', {
+    ...signed(owner.accessToken),
+    params: { path: { id: measurement.id }, header: { 'if-match': `"${measurement.version}"` } },
+    body: { measuredAt: measurement.measuredAt, weightKg: 8.2 }
+  }), 200)
+  if (current.version !== measurement.version + 1) throw new Error('the version did not move on')
+
+  // Delta sync: the feed from the start, then from its cursor, which now holds nothing new.
+  const feed = check(steps, 'changes', await client.GET('/api/families/{id}/changes', {
+    ...signed(grandma.accessToken), params: { path: { id: familyId } }
+  }), 200)
+  const last = feed.data[feed.data.length - 1]
+  if (last.kind !== 'measurement' || last.op !== 'updated' || last.id !== measurement.id) throw new Error('the feed does not end with the last write')
+  const later = check(steps, 'changes since the cursor', await client.GET('/api/families/{id}/changes', {
+    ...signed(grandma.accessToken), params: { path: { id: familyId }, query: { since: feed.meta.nextCursor } }
+  }), 200)
+  if (later.data.length !== 0 || later.meta.nextCursor !== feed.meta.nextCursor) throw new Error('the cursor did not hold its place')
+
   const refreshed = check(steps, 'refresh', await client.POST('/api/auth/refresh', { body: { refreshToken: owner.refreshToken } }), 200)
   check(steps, 'logout', await client.POST('/api/auth/logout', { ...signed(refreshed.accessToken), body: {} }), 204)
   const after = await client.GET('/api/me', signed(refreshed.accessToken))

@@ -1,5 +1,5 @@
 import { readFileSync, rmSync } from 'node:fs'
-import { createSql } from '../../plugins/db'
+import { createSql } from '../../db/client'
 import { STATE_FILE, type TestDbState } from './state'
 
 function alive (pid: number): boolean {

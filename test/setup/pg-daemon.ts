@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs'
-import { startEmbeddedDatabase } from '../../lib/embedded-db'
+import { startEmbeddedDatabase } from '../../db/embedded'
 
 /**
  * Runs the test run's embedded PostgreSQL until SIGTERM. Started detached by

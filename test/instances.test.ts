@@ -1,0 +1,183 @@
+import t, { type Test } from 'tap'
+import { createSigner } from 'fast-jwt'
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import sharp from 'sharp'
+import { buildApp } from '../app'
+import { LOCKS } from '../db/locks'
+import { keyId } from '../lib/keyring'
+import { bearer, growthDir, PASSWORD, tempDir, testConfig, testDatabase, TEST_ENV, type App, type TestDatabase } from './helper'
+import { file, form } from './multipart'
+
+const OPEN = { REGISTRATION: 'open' }
+
+/** An instance of the real app on a database shared with others; closed at teardown. */
+async function instance (t: Test, db: TestDatabase, env: Record<string, string> = {}, logs?: string[]): Promise<App> {
+  const logStream = logs === undefined
+    ? undefined
+    : new Writable({ write (chunk, _encoding, done) { logs.push(chunk.toString()); done() } })
+  const app = await buildApp(testConfig(t, db.url, { ...OPEN, ...(logs === undefined ? {} : { LOG_LEVEL: 'info' }), ...env }), { logStream })
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+/** Two instances on one database and one file folder. */
+async function pair (t: Test, env: Record<string, string> = {}): Promise<{ a: App, b: App, db: TestDatabase, files: string }> {
+  const db = await testDatabase(t)
+  const files = tempDir(t, 'child-health-shared-')
+  const shared = { UPLOAD_DIR: path.join(files, 'uploads'), AVATAR_DIR: path.join(files, 'avatars'), ...env }
+  const [a, b] = await Promise.all([instance(t, db, shared), instance(t, db, shared)])
+  return { a, b, db, files }
+}
+
+async function post (app: App, url: string, payload: unknown, token?: string) {
+  return app.inject({ method: 'POST', url, payload: payload as object, headers: token === undefined ? {} : bearer(token) })
+}
+
+t.test('requests alternating between two instances see one service', async t => {
+  const { a, b } = await pair(t)
+  const owner = (await post(a, '/api/auth/register', { email: 'owner@example.org', password: PASSWORD, name: 'Owner' })).json()
+  const member = (await post(b, '/api/auth/register', { email: 'member@example.org', password: PASSWORD, name: 'Member' })).json()
+  const familyId = (await b.inject({ method: 'GET', url: '/api/me', headers: bearer(owner.accessToken) })).json().families[0].id
+  const invite = await post(b, `/api/families/${familyId}/invites`, { email: 'member@example.org', role: 'member' }, owner.accessToken)
+  t.equal((await post(a, '/api/invites/accept', { token: invite.json().token }, member.accessToken)).statusCode, 200, 'an invite made on one is accepted on the other')
+  const child = await post(a, '/api/children', { name: 'Noa', dateOfBirth: '2021-06-01', sex: 'female', familyId }, owner.accessToken)
+
+  // A write on one is read on the other at once, its ETag included.
+  const list = `/api/children/${child.json().id}/measurements`
+  const before = await b.inject({ method: 'GET', url: list, headers: bearer(member.accessToken) })
+  t.equal((await a.inject({ method: 'GET', url: list, headers: bearer(member.accessToken) })).headers.etag, before.headers.etag, 'an ETag is the same on every instance')
+  await post(a, list, { measuredAt: '2022-01-01', weightKg: 8 }, owner.accessToken)
+  const after = await b.inject({ method: 'GET', url: list, headers: { ...bearer(member.accessToken), 'if-none-match': before.headers.etag as string } })
+  t.equal(after.statusCode, 200, 'a write on one changes the ETag on the other')
+  t.equal(after.json().meta.total, 1)
+
+  // An upload through one is served by the other.
+  const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#333' } }).png().toBuffer()
+  const upload = form([file(png, 'x.png', 'image/png')])
+  const stored = await a.inject({ method: 'POST', url: `/api/children/${child.json().id}/attachments`, headers: { ...bearer(owner.accessToken), ...upload.headers }, payload: upload.payload })
+  const served = await b.inject({ method: 'GET', url: stored.json().url })
+  t.equal(served.statusCode, 200, 'an upload through one is served by the other')
+  t.same(served.rawPayload, png)
+
+  // Revocations take effect on the next request, whatever instance gets it.
+  const second = (await post(b, '/api/auth/login', { email: 'member@example.org', password: PASSWORD })).json()
+  t.equal((await a.inject({ method: 'DELETE', url: `/api/families/${familyId}/members/${member.user.id}`, headers: bearer(owner.accessToken) })).statusCode, 204)
+  t.equal((await b.inject({ method: 'GET', url: list, headers: bearer(second.accessToken) })).statusCode, 403, 'a member removed on one is refused on the other')
+
+  const third = (await post(a, '/api/auth/login', { email: 'owner@example.org', password: PASSWORD })).json()
+  t.equal((await post(b, '/api/auth/logout', {}, third.accessToken)).statusCode, 204)
+  t.equal((await a.inject({ method: 'GET', url: '/api/me', headers: bearer(third.accessToken) })).statusCode, 401, 'a logout on one is refused on the other')
+
+  t.equal((await post(a, '/api/me/password', { currentPassword: PASSWORD, newPassword: 'another fine password' }, owner.accessToken)).statusCode, 204)
+  t.equal((await b.inject({ method: 'GET', url: '/api/me', headers: bearer(second.accessToken) })).statusCode, 200, 'another user\'s session goes on')
+  const others = (await post(b, '/api/auth/login', { email: 'owner@example.org', password: 'another fine password' })).json()
+  t.equal((await a.inject({ method: 'GET', url: '/api/me', headers: bearer(others.accessToken) })).statusCode, 200)
+  t.equal((await post(b, '/api/me/password', { currentPassword: 'another fine password', newPassword: 'a third fine password' }, owner.accessToken)).statusCode, 204)
+  t.equal((await a.inject({ method: 'GET', url: '/api/me', headers: bearer(others.accessToken) })).statusCode, 401, 'a password change on one ends the other sessions on the other')
+})
+
+t.test('two instances starting at once on an empty database both come up, each migration applied once', async t => {
+  const db = await testDatabase(t, { empty: true })
+  const [a, b] = await Promise.all([instance(t, db), instance(t, db)])
+  t.equal((await a.inject({ method: 'GET', url: '/api/health' })).statusCode, 200)
+  t.equal((await b.inject({ method: 'GET', url: '/api/health' })).statusCode, 200)
+  const rows = await db.sql<{ name: string, n: number }[]>`select name, count(*)::int as n from migrations group by name order by name`
+  t.ok(rows.length >= 2, `${rows.length} migrations`)
+  t.ok(rows.every(row => row.n === 1), 'each recorded once')
+})
+
+t.test('the orphan sweep runs on one instance at a time', async t => {
+  const db = await testDatabase(t)
+  const files = tempDir(t, 'child-health-shared-')
+  const uploads = path.join(files, 'uploads')
+  const env = { UPLOAD_DIR: uploads, AVATAR_DIR: path.join(files, 'avatars') }
+  // The first instance makes the folders; a file without a row, an hour old, waits there.
+  await (await instance(t, db, env)).close()
+  const orphan = path.join(uploads, `${'ef'.repeat(16)}.png`)
+  writeFileSync(orphan, 'x')
+  const anHourAgo = new Date(Date.now() - 61 * 60 * 1000)
+  utimesSync(orphan, anHourAgo, anHourAgo)
+
+  const holder = await db.sql.reserve()
+  t.teardown(() => holder.release())
+  await holder`select pg_advisory_lock(${LOCKS.orphanSweep})`
+  const logs: string[] = []
+  const busy = await instance(t, db, env, logs)
+  await busy.close()
+  t.ok(existsSync(orphan), 'while another instance sweeps, this one leaves the files alone')
+  t.ok(logs.some(line => line.includes('another instance is sweeping orphaned files')), 'and says so')
+
+  await holder`select pg_advisory_unlock(${LOCKS.orphanSweep})`
+  const free = await instance(t, db, env)
+  await free.close()
+  t.notOk(existsSync(orphan), 'once it is free, an instance sweeps')
+})
+
+t.test('the growth tables are downloaded by one instance at a time; the next finds them', async t => {
+  const db = await testDatabase(t)
+  const tables = growthDir()
+  const requests: string[] = []
+  const mirror = http.createServer((request, response) => {
+    requests.push(request.url ?? '')
+    const name = path.basename(request.url ?? '')
+    const local = path.join(tables, name)
+    if (!existsSync(local)) {
+      response.writeHead(404).end()
+      return
+    }
+    response.writeHead(200).end(readFileSync(local))
+  })
+  await new Promise<void>(resolve => mirror.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => mirror.close(() => resolve())))
+  const growth = path.join(tempDir(t, 'child-health-growth-'), 'tables')
+  const env = { GROWTH_DATA_DIR: growth, GROWTH_DATA_URL: `http://127.0.0.1:${(mirror.address() as AddressInfo).port}/` }
+
+  const holder = await db.sql.reserve()
+  t.teardown(() => holder.release())
+  await holder`select pg_advisory_lock(${LOCKS.growthDownload})`
+  const [a, b] = await Promise.all([instance(t, db, env), instance(t, db, env)])
+  await new Promise(resolve => setTimeout(resolve, 500))
+  t.same(requests, [], 'nothing is downloaded while another instance downloads')
+  await holder`select pg_advisory_unlock(${LOCKS.growthDownload})`
+  await Promise.all([a.growth.loading, b.growth.loading])
+  t.ok(a.growth.ready && b.growth.ready, 'both have the tables')
+  t.equal(requests.length, 9, 'the nine tables were fetched once, by one of them')
+  t.equal(readdirSync(growth).filter(name => name.endsWith('.txt')).length, 9)
+})
+
+t.test('secret rotation: tokens of the previous secret are accepted, of an unknown one refused', async t => {
+  const OLD = { JWT_SECRET: TEST_ENV.JWT_SECRET, JWT_REFRESH_SECRET: TEST_ENV.JWT_REFRESH_SECRET }
+  const NEW = { JWT_SECRET: 'the new access secret, 0123456789abcdef', JWT_REFRESH_SECRET: 'the new refresh secret, 0123456789abcdef' }
+  const db = await testDatabase(t)
+  const before = await instance(t, db, OLD)
+  const pair = (await post(before, '/api/auth/register', { email: 'rotating@example.org', password: PASSWORD, name: 'Rota' })).json()
+  const header = JSON.parse(Buffer.from(pair.accessToken.split('.')[0], 'base64url').toString())
+  t.same(header, { alg: 'HS256', typ: 'JWT', kid: keyId(OLD.JWT_SECRET) }, 'a token names its secret in kid')
+
+  const rotated = await instance(t, db, { ...NEW, JWT_SECRET_PREVIOUS: OLD.JWT_SECRET, JWT_REFRESH_SECRET_PREVIOUS: OLD.JWT_REFRESH_SECRET })
+  t.equal((await rotated.inject({ method: 'GET', url: '/api/me', headers: bearer(pair.accessToken) })).statusCode, 200, 'an access token of the previous secret is accepted')
+  const refreshed = await post(rotated, '/api/auth/refresh', { refreshToken: pair.refreshToken })
+  t.equal(refreshed.statusCode, 200, 'so is a refresh token')
+  const fresh = refreshed.json()
+  t.equal(JSON.parse(Buffer.from(fresh.accessToken.split('.')[0], 'base64url').toString()).kid, keyId(NEW.JWT_SECRET), 'new tokens are signed with the new secret')
+  t.equal((await rotated.inject({ method: 'GET', url: '/api/me', headers: bearer(fresh.accessToken) })).statusCode, 200)
+  t.equal((await before.inject({ method: 'GET', url: '/api/me', headers: bearer(fresh.accessToken) })).statusCode, 401, 'an instance without the new secret refuses them')
+
+  const claims = JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString())
+  const stranger = createSigner({ key: 'a secret nobody configured, 0123456789', algorithm: 'HS256', expiresIn: 60000, kid: keyId('a secret nobody configured, 0123456789') })(claims)
+  const unknown = await rotated.inject({ method: 'GET', url: '/api/me', headers: bearer(stranger) })
+  t.equal(unknown.statusCode, 401, 'a token of an unknown secret is refused')
+  t.equal(unknown.json().code, 'UNAUTHORIZED')
+  const forged = createSigner({ key: 'a secret nobody configured, 0123456789', algorithm: 'HS256', expiresIn: 60000, kid: keyId(OLD.JWT_SECRET) })(claims)
+  t.equal((await rotated.inject({ method: 'GET', url: '/api/me', headers: bearer(forged) })).statusCode, 401, 'naming a known kid does not help a wrong signature')
+  const bare = createSigner({ key: OLD.JWT_SECRET, algorithm: 'HS256', expiresIn: 60000 })(claims)
+  t.equal((await rotated.inject({ method: 'GET', url: '/api/me', headers: bearer(bare) })).statusCode, 200, 'a token from before kids is tried against both secrets')
+
+  const done = await instance(t, db, NEW)
+  t.equal((await done.inject({ method: 'GET', url: '/api/me', headers: bearer(pair.accessToken) })).statusCode, 401, 'once the previous secret is dropped, its tokens are refused')
+})

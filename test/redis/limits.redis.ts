@@ -1,0 +1,114 @@
+import t, { type Test } from 'tap'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomInt } from 'node:crypto'
+import { Writable } from 'node:stream'
+import { buildApp } from '../../app'
+import { freePort } from '../../db/embedded'
+import { PASSWORD, testConfig, testDatabase, type App, type TestDatabase } from '../helper'
+
+/**
+ * The rate limits of several instances, counted in one Redis. Run with
+ * `npm run test:redis`, which needs TEST_REDIS_URL (.ci/run provides it).
+ */
+const REDIS = process.env.TEST_REDIS_URL
+if (REDIS === undefined || REDIS === '') {
+  throw new Error('TEST_REDIS_URL is not set: run these tests with npm run test:redis against a Redis (see .ci/run)')
+}
+
+async function instance (t: Test, db: TestDatabase, redisUrl: string, logs?: string[]): Promise<App> {
+  const logStream = logs === undefined
+    ? undefined
+    : new Writable({ write (chunk, _encoding, done) { logs.push(chunk.toString()); done() } })
+  const env = { REGISTRATION: 'open', REDIS_URL: redisUrl, AUTH_RATE_LIMIT_MAX: '10', AUTH_RATE_LIMIT_WINDOW: '60', ...(logs === undefined ? {} : { LOG_LEVEL: 'warn' }) }
+  const app = await buildApp(testConfig(t, db.url, env), { logStream })
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+/** A client address of this run's own, so that no other run's counters meet it. */
+function clientAddress (): string {
+  return `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`
+}
+
+async function login (app: App, ip: string, email: string): Promise<number> {
+  const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: ip, payload: { email, password: PASSWORD } })
+  return res.statusCode
+}
+
+t.test('the auth rate limit counts across two instances', async t => {
+  const db = await testDatabase(t)
+  const [a, b] = await Promise.all([instance(t, db, REDIS), instance(t, db, REDIS)])
+  const email = `limited${randomInt(1e9)}@example.org`
+  t.equal((await a.inject({ method: 'POST', url: '/api/auth/register', remoteAddress: clientAddress(), payload: { email, password: PASSWORD, name: 'L' } })).statusCode, 201)
+  const ip = clientAddress()
+  const statuses: number[] = []
+  for (let i = 0; i < 10; i += 1) statuses.push(await login(i % 2 === 0 ? a : b, ip, email))
+  t.same(statuses, Array(10).fill(200), 'ten logins in a window pass, alternating between the instances')
+  const eleventh = await a.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: ip, payload: { email, password: PASSWORD } })
+  t.equal(eleventh.statusCode, 429, 'the 11th is refused by the one')
+  t.ok(Number(eleventh.headers['retry-after']) > 0, 'with Retry-After')
+  t.equal(await login(b, ip, email), 429, 'and by the other')
+  t.equal(await login(b, clientAddress(), email), 200, 'another client address has its own count')
+})
+
+function redisServer (port: number): ChildProcess {
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+}
+
+async function until (what: string, ok: () => Promise<boolean>, ms = 10000): Promise<void> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (await ok()) return
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  throw new Error(`${what} did not happen within ${ms} ms`)
+}
+
+t.test('while Redis is unreachable requests pass and one warning is logged; the limits resume when it is back', async t => {
+  const own = spawnSync('redis-server', ['--version']).status === 0
+  const db = await testDatabase(t)
+  const port = await freePort()
+  const logs: string[] = []
+  let server = own ? redisServer(port) : null
+  t.teardown(() => { server?.kill('SIGKILL') })
+  const app = await instance(t, db, `redis://127.0.0.1:${port}`, logs)
+  const email = `away${randomInt(1e9)}@example.org`
+  await app.inject({ method: 'POST', url: '/api/auth/register', remoteAddress: clientAddress(), payload: { email, password: PASSWORD, name: 'A' } })
+  const ip = clientAddress()
+
+  if (server !== null) {
+    const running = server
+    await until('the service counting in its Redis', async () => {
+      const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: ip, payload: { email, password: PASSWORD } })
+      return res.headers['x-ratelimit-remaining'] !== undefined && Number(res.headers['x-ratelimit-remaining']) < 10
+    })
+    running.kill('SIGTERM')
+    await new Promise(resolve => running.once('exit', resolve))
+  }
+  const statuses: number[] = []
+  for (let i = 0; i < 14; i += 1) statuses.push(await login(app, ip, email))
+  t.same(statuses, Array(14).fill(200), 'logins still work, past the limit, while Redis is away')
+  const warnings = logs.filter(line => line.includes('Redis is unreachable'))
+  t.equal(warnings.length, 1, 'one warning, not one a request')
+  t.equal(JSON.parse(warnings[0]).level, 40, 'at level warn')
+
+  if (server === null) {
+    t.comment('redis-server is not installed here: the return of Redis is left untested')
+    return
+  }
+  server = redisServer(port)
+  const fresh = clientAddress()
+  await until('the limits to count again', async () => (await login(app, fresh, email)) === 429, 20000)
+  t.pass('once Redis is back, the limit refuses again')
+})
+
+t.test('a Redis that was never there: the service starts and serves', async t => {
+  const db = await testDatabase(t)
+  const closed = await freePort()
+  const logs: string[] = []
+  const app = await instance(t, db, `redis://127.0.0.1:${closed}`, logs)
+  const res = await app.inject({ method: 'POST', url: '/api/auth/register', remoteAddress: clientAddress(), payload: { email: `n${randomInt(1e9)}@example.org`, password: PASSWORD, name: 'N' } })
+  t.equal(res.statusCode, 201)
+  await until('the warning', async () => logs.some(line => line.includes('Redis is unreachable')))
+  t.pass('and warns')
+})
