@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 
 MAX_EXPOSURE=1.5
 INSTALL_DIR=/opt/child-health
-SERVICES=(deploy/child-health.service deploy/child-health-backup.service)
+SERVICES=(deploy/child-health.service deploy/child-health-backup.service deploy/child-health@.service)
 UNITS=("${SERVICES[@]}" deploy/child-health-backup.timer)
+# A template is checked as one of its instances.
+instance_of () { local name; name=$(basename "$1"); echo "${name/@./@3001.}"; }
 failures=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -56,7 +58,9 @@ for unit in "${UNITS[@]}"; do
 done
 [ "$node_path" = /usr/bin/node ] || echo "note: node is at $node_path here, so the verified copies name it instead of /usr/bin/node"
 # verify exits 0 on unknown or misspelled settings, so any word about our units counts as a failure.
-verify=$(cd "$work" && systemd-analyze verify "${UNITS[@]##*/}" 2>&1)
+names=()
+for unit in "${UNITS[@]}"; do names+=("$(instance_of "$unit")"); done
+verify=$(cd "$work" && systemd-analyze verify "${names[@]}" 2>&1)
 verified=$?
 complaints=$(grep -E 'child-health' <<<"$verify")
 [ -z "$verify" ] || echo "$verify"
@@ -68,7 +72,7 @@ fi
 
 echo "== systemd-analyze security --offline=true"
 for unit in "${SERVICES[@]}"; do
-  report=$(cd "$work" && systemd-analyze security --offline=true "$(basename "$unit")" 2>&1)
+  report=$(cd "$work" && systemd-analyze security --offline=true "$(instance_of "$unit")" 2>&1)
   exposure=$(sed -nE 's/.*Overall exposure level for [^:]+: ([0-9.]+).*/\1/p' <<<"$report")
   if [ -z "$exposure" ]; then
     echo "$report"

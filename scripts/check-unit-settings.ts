@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { loadConfig } from '../plugins/config'
+import { loadConfig } from '../lib/config'
 
 /**
  * Reads the settings a unit gives the service (its Environment= lines, then
@@ -10,7 +10,12 @@ import { loadConfig } from '../plugins/config'
  * problem.
  */
 const ROOT = path.join(__dirname, '..')
-const EXAMPLE = path.join(ROOT, 'deploy', 'child-health.env.example')
+/** Each unit, the example of the environment file it reads, and the port its instance name gives it. */
+const UNITS = [
+  { unit: 'deploy/child-health.service', example: 'deploy/child-health.env.example' },
+  { unit: 'deploy/child-health-backup.service', example: 'deploy/child-health.env.example' },
+  { unit: 'deploy/child-health@.service', example: 'deploy/child-health-instances.env.example', instance: '3002' }
+]
 
 function assignments (lines: string[]): Record<string, string> {
   const env: Record<string, string> = {}
@@ -21,23 +26,29 @@ function assignments (lines: string[]): Record<string, string> {
   return env
 }
 
-function check (unit: string): string {
-  const text = readFileSync(path.join(ROOT, unit), 'utf8').split('\n')
+function check ({ unit, example, instance }: { unit: string, example: string, instance?: string }): string {
+  const text = readFileSync(path.join(ROOT, unit), 'utf8').replaceAll('%i', instance ?? '%i').split('\n')
   const fromUnit = assignments(text.filter(line => line.startsWith('Environment=')).map(line => line.slice('Environment='.length)))
-  const fromFile = assignments(readFileSync(EXAMPLE, 'utf8').split('\n'))
+  const fromFile = assignments(readFileSync(path.join(ROOT, example), 'utf8').split('\n'))
   const state = text.find(line => line.startsWith('StateDirectory='))?.slice('StateDirectory='.length).split(/\s+/)[0]
   if (state === undefined) throw new Error(`${unit} has no StateDirectory=`)
+  // The environment file wins over Environment= lines, as in systemd.
   const config = loadConfig({ ...fromUnit, ...fromFile, JWT_SECRET: 'a'.repeat(48), JWT_REFRESH_SECRET: 'b'.repeat(48) })
-  const home = `/var/lib/${state}/`
+  const writable = text.filter(line => line.startsWith('ReadWritePaths=')).flatMap(line => line.slice('ReadWritePaths='.length).split(/\s+/))
+  const homes = [`/var/lib/${state}/`, ...writable.map(dir => `${dir.replace(/\/$/, '')}/`)]
   for (const [name, dir] of [['UPLOAD_DIR', config.uploadDir], ['AVATAR_DIR', config.avatarDir], ['GROWTH_DATA_DIR', config.growthDataDir]]) {
-    if (!dir.startsWith(home)) throw new Error(`${unit}: ${name} is ${dir}, outside its StateDirectory ${home}`)
+    if (!homes.some(home => dir.startsWith(home))) throw new Error(`${unit}: ${name} is ${dir}, outside ${homes.join(' and ')}`)
   }
   if (!config.production) throw new Error(`${unit}: NODE_ENV is not production`)
-  return `${unit} with ${path.relative(ROOT, EXAMPLE)}: the service accepts the settings; uploads, avatars and growth tables are under ${home}`
+  if (instance !== undefined && config.port !== Number(instance)) {
+    throw new Error(`${unit}: the instance ${instance} listens on ${config.port}; ${example} must leave PORT to the unit`)
+  }
+  return `${unit} with ${example}: the service accepts the settings; uploads, avatars and growth tables are under ${homes.join(' or ')}` +
+    (instance === undefined ? '' : `; instance ${instance} listens on port ${instance}`)
 }
 
 try {
-  for (const unit of ['deploy/child-health.service', 'deploy/child-health-backup.service']) console.log(`ok: ${check(unit)}`)
+  for (const unit of UNITS) console.log(`ok: ${check(unit)}`)
 } catch (error) {
   console.log(`FAILED: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
-import { freePort } from '../lib/embedded-db'
+import { freePort } from '../db/embedded'
 
 /**
  * Opens the docs page in headless Chromium against a real server on an
@@ -51,7 +51,6 @@ async function main (): Promise<void> {
     await page.waitForSelector('.opblock', { timeout: 30000 })
     const operations = await page.locator('.opblock').count()
     const title = await page.locator('.info .title').first().innerText()
-    await page.screenshot({ path: path.join(os.tmpdir(), 'child-health-docs.png'), fullPage: false })
     const problems = [
       ...(operations < 60 ? [`only ${operations} operations shown`] : []),
       ...(title.includes('Child health records API') ? [] : [`unexpected title: ${title}`]),

@@ -1,4 +1,4 @@
-import { loadConfig } from '../plugins/config'
+import { loadConfig } from '../lib/config'
 
 /**
  * Waits until the service started with the same settings answers
