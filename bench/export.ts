@@ -23,9 +23,9 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
-import { startEmbeddedDatabase } from '../lib/embedded-db'
-import { loadConfig } from '../plugins/config'
-import { createSql } from '../plugins/db'
+import { startEmbeddedDatabase } from '../db/embedded'
+import { loadConfig } from '../lib/config'
+import { createSql } from '../db/client'
 
 const CHILDREN = 5
 /** Visits, measurements, medical events and illnesses. */

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { createSql } from '../../plugins/db'
-import { measurementColumns } from '../../routes/measurements/schemas'
+import { createSql } from '../../db/client'
+import { measurementColumns } from '../../lib/kinds'
 import { bareApp, serve } from './serve'
 
 type Body = Record<string, unknown>
@@ -10,12 +10,15 @@ const WRITABLE = ['measuredAt', 'heightCm', 'weightKg', 'headCircumferenceCm', '
 /**
  * The database write floor: the service's single insert of a measurement,
  * through postgres.js with the project's type mapping, outside any
- * transaction, and no authentication, access check or body validation.
+ * transaction, and no authentication, access check or body validation. The
+ * database records its change as for any write; with CHANGE_TRACKING=off the
+ * floor's connections turn that off, to show what change tracking costs.
  */
 async function main (): Promise<void> {
   const url = process.env.DATABASE_URL
   if (url === undefined) throw new Error('DATABASE_URL is required')
-  const sql = createSql(url)
+  const tracking = process.env.CHANGE_TRACKING !== 'off'
+  const sql = createSql(url, tracking ? {} : { connection: { 'app.tracking': 'off' } })
   const columns = Object.values(measurementColumns)
   const fields = Object.entries(measurementColumns)
   const app = bareApp()

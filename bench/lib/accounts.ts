@@ -3,7 +3,7 @@ import { settings } from './settings'
 export interface Pair {
   accessToken: string
   refreshToken: string
-  user: { id: number, email: string }
+  user: { id: number, email: string, role: string }
 }
 
 async function post<T> (url: string, body: unknown, expected: number): Promise<T> {

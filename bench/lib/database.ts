@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { startEmbeddedDatabase } from '../../lib/embedded-db'
+import { startEmbeddedDatabase } from '../../db/embedded'
 import { onCleanup } from './cleanup'
 
 export interface BenchDatabase {

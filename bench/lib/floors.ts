@@ -6,6 +6,8 @@ export interface Floors {
   memory: string
   read: string
   write: string
+  /** The write floor with change tracking turned off on its connections. */
+  untrackedWrite: string
 }
 
 /** Each floor runs in a process of its own, so that none shares an event loop with the service or the load. */
@@ -16,10 +18,11 @@ async function startFloor (name: string, file: string, env: Record<string, strin
 }
 
 export async function startFloors (databaseUrl: string, payloadFile: string): Promise<Floors> {
-  const [memory, read, write] = await Promise.all([
+  const [memory, read, write, untrackedWrite] = await Promise.all([
     startFloor('the in-memory floor', 'memory.ts', { PAYLOAD_FILE: payloadFile }),
     startFloor('the database read floor', 'db-read.ts', { DATABASE_URL: databaseUrl }),
-    startFloor('the database write floor', 'db-write.ts', { DATABASE_URL: databaseUrl })
+    startFloor('the database write floor', 'db-write.ts', { DATABASE_URL: databaseUrl }),
+    startFloor('the database write floor without change tracking', 'db-write.ts', { DATABASE_URL: databaseUrl, CHANGE_TRACKING: 'off' })
   ])
-  return { memory, read, write }
+  return { memory, read, write, untrackedWrite }
 }

@@ -10,6 +10,17 @@ export interface Row {
   key: string
   scenario: string
   figures: Figures
+  /** The statuses the scenario expects, when not 2xx. */
+  expected?: number[]
+}
+
+/** The service's cache of answers after the run, from the admin statistics. */
+export interface CacheReport {
+  maxBytes: number
+  bytes: number
+  entries: number
+  hits: number
+  misses: number
 }
 
 export interface Target {
@@ -22,6 +33,11 @@ export interface Ratios {
   listToReadFloor: number
   listToMemoryFloor: number
   createToWriteFloor: number
+  /** The write floor with change tracking against without: what recording each change costs. */
+  trackedToUntrackedWriteFloor: number
+  notModifiedToMemoryFloor: number
+  missesToReadFloor: number
+  growthToGrowthMisses: number
   p99UnderLoginLoad: number
   p99WhileExportsStall: number
 }
@@ -42,17 +58,43 @@ export function ratios (byKey: Map<string, Figures>): Ratios {
     listToReadFloor: ratio(get('measurements').requestsPerSecond, get('readFloor').requestsPerSecond),
     listToMemoryFloor: ratio(get('measurements').requestsPerSecond, get('memoryFloor').requestsPerSecond),
     createToWriteFloor: ratio(get('create').requestsPerSecond, get('writeFloor').requestsPerSecond),
+    trackedToUntrackedWriteFloor: ratio(get('writeFloor').requestsPerSecond, get('untrackedWriteFloor').requestsPerSecond),
+    notModifiedToMemoryFloor: ratio(get('notModified').requestsPerSecond, get('memoryFloor').requestsPerSecond),
+    missesToReadFloor: ratio(get('listMisses').requestsPerSecond, get('readFloor').requestsPerSecond),
+    growthToGrowthMisses: byKey.has('growth') ? ratio(get('growth').requestsPerSecond, get('growthMisses').requestsPerSecond) : 0,
     p99UnderLoginLoad: ratio(get('measurementsUnderLogin').p99Ms, get('measurements').p99Ms),
     p99WhileExportsStall: ratio(get('measurementsWhileExportsStall').p99Ms, get('measurements').p99Ms)
   }
 }
 
-export function targets (r: Ratios, rows: Row[]): Target[] {
-  const failing = rows.filter(row => row.figures.non2xx > 0 || row.figures.errors > 0)
+/** What the issue of reads at the machine's ceiling asked: each a ratio of the same run. */
+function ceilingTargets (r: Ratios, rows: Row[], cache: CacheReport | null): Target[] {
+  const growth = rows.find(row => row.key === 'growth')
   return [
-    { target: 'measurements list ≥ 70% of the database read floor (req/s)', figure: percent(r.listToReadFloor), met: r.listToReadFloor >= 0.7 },
-    { target: 'measurements list / in-memory floor (req/s), reported; long-term goal 50%', figure: percent(r.listToMemoryFloor), met: null },
-    { target: 'create measurement ≥ 50% of the write floor (req/s)', figure: percent(r.createToWriteFloor), met: r.createToWriteFloor >= 0.5 },
+    { target: 'measurements list (100 rows), warm: ≥ 45% of the in-memory floor (req/s)', figure: percent(r.listToMemoryFloor), met: r.listToMemoryFloor >= 0.45 },
+    { target: 'measurements list (100 rows), warm: ≥ 2 × the database read floor (req/s)', figure: `${r.listToReadFloor.toFixed(2)} ×`, met: r.listToReadFloor >= 2 },
+    { target: 'the same list answered 304 with If-None-Match: ≥ 60% of the in-memory floor (req/s)', figure: percent(r.notModifiedToMemoryFloor), met: r.notModifiedToMemoryFloor >= 0.6 },
+    { target: 'a list read that misses the cache: ≥ 85% of the database read floor (req/s)', figure: percent(r.missesToReadFloor), met: r.missesToReadFloor >= 0.85 },
+    { target: 'create a measurement with its change record: ≥ 55% of the database write floor (req/s)', figure: percent(r.createToWriteFloor), met: r.createToWriteFloor >= 0.55 },
+    {
+      target: 'growth of a child (200 measurements): ≥ 3 × the same growth scored afresh each request (req/s)',
+      figure: growth === undefined ? 'skipped: no WHO tables' : `${r.growthToGrowthMisses.toFixed(2)} × (${growth.figures.requestsPerSecond} req/s)`,
+      met: growth === undefined ? null : r.growthToGrowthMisses >= 3
+    },
+    {
+      target: 'the cache of answers stays within RESPONSE_CACHE_MB',
+      figure: cache === null ? 'not read' : `${(cache.bytes / 2 ** 20).toFixed(1)} MB of ${(cache.maxBytes / 2 ** 20).toFixed(0)} MB, ${cache.entries} answers, ${cache.hits} hits, ${cache.misses} misses`,
+      met: cache === null ? false : cache.bytes <= cache.maxBytes
+    }
+  ]
+}
+
+export function targets (r: Ratios, rows: Row[], cache: CacheReport | null = null): Target[] {
+  const failing = rows.filter(row => row.figures.errors > 0 ||
+    (row.expected === undefined ? row.figures.non2xx > 0 : Object.keys(row.figures.statusCodes).some(code => !(row.expected as number[]).includes(Number(code)))))
+  return [
+    ...ceilingTargets(r, rows, cache),
+
     { target: 'measurements list p99 under 8 login connections ≤ 3 × alone', figure: `${r.p99UnderLoginLoad.toFixed(2)} ×`, met: r.p99UnderLoginLoad <= 3 },
     {
       target: `measurements list p99 while ${settings.stalledExports} exports stall and ${settings.slowlorisConnections} slowloris connections trickle < 10 × alone`,
@@ -60,7 +102,7 @@ export function targets (r: Ratios, rows: Row[]): Target[] {
       met: r.p99WhileExportsStall < 10
     },
     {
-      target: 'zero non-2xx responses and errors in every scenario',
+      target: 'no unexpected status (non-2xx, 304 where a 304 is the point) and no error in any scenario',
       figure: failing.length === 0 ? 'none' : failing.map(row => `${row.scenario}: ${row.figures.non2xx} non-2xx, ${row.figures.errors} errors`).join('; '),
       met: failing.length === 0
     }
@@ -87,7 +129,7 @@ export function machine (): Record<string, unknown> {
   return { cpus: os.availableParallelism(), cpuModel: os.cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
 }
 
-export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, notes: string[] }): void {
+export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, cache: CacheReport | null, notes: string[] }): void {
   const results = {
     finishedAt: new Date().toISOString(),
     machine: machine(),
@@ -106,6 +148,7 @@ export function writeResults (file: string, content: { counts: Counts, rows: Row
     ratios: content.ratios,
     targets: content.targets,
     stalls: content.stalls,
+    responseCache: content.cache,
     notes: content.notes
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')

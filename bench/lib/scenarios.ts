@@ -61,6 +61,63 @@ export function listVisits (world: World): Load {
   }
 }
 
+let fresh = 0
+
+/**
+ * The measurements list, every request with a URL of its own (an ignored
+ * query parameter): its answer cannot be in the cache, as right after a write
+ * of the child, and is read from the database each time.
+ */
+export function listMisses (world: World): Load {
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'GET',
+      headers: bearer(world, child),
+      setupRequest: request => ({ ...request, path: `${measurementsPath(child.id)}&fresh=${fresh++}` })
+    }))
+  }
+}
+
+/**
+ * The measurements list sent with the ETag of its last answer: a 304 without
+ * a body. The ETags are read before each run.
+ */
+export function listNotModified (world: World): Load {
+  const etags = new Map<number, string>()
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    prepare: async () => {
+      for (const child of world.children) {
+        const res = await fetch(world.serviceUrl + measurementsPath(child.id), { headers: bearer(world, child) })
+        await res.arrayBuffer()
+        etags.set(child.id, res.headers.get('etag') as string)
+      }
+    },
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'GET',
+      path: measurementsPath(child.id),
+      headers: bearer(world, child),
+      setupRequest: request => ({ ...request, headers: { ...request.headers, 'if-none-match': etags.get(child.id) as string } })
+    }))
+  }
+}
+
+/** The growth of every child, every request with a URL of its own: scored afresh each time. */
+export function growthMisses (world: World): Load {
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    requests: connection => everyChild(world, connection, child => ({
+      method: 'GET',
+      headers: bearer(world, child),
+      setupRequest: request => ({ ...request, path: `/api/children/${child.id}/growth?fresh=${fresh++}` })
+    }))
+  }
+}
+
 export function growth (world: World): Load {
   return {
     url: world.serviceUrl,

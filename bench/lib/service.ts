@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { settings } from './settings'
 import { startProcess, waitForHttp } from './processes'
-import { freePort } from '../../lib/embedded-db'
+import { freePort } from '../../db/embedded'
 
 export const ROOT = path.join(__dirname, '..', '..')
 const SHARED_GROWTH = path.join(ROOT, '..', 'shared', 'growth')
