@@ -35,6 +35,7 @@ import growthStandards from './routes/growth-standards'
 import exportRoutes from './routes/export'
 import changes from './routes/changes'
 import events from './routes/events'
+import calendarFeeds, { calendarFile } from './routes/calendar'
 import { namedSchemas } from './routes/schemas'
 
 export interface AppOptions {
@@ -127,12 +128,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(authRoutes)
   await app.register(invites)
   await app.register(staticFiles)
+  await app.register(calendarFile, { prefix: '/api/calendar' })
   await app.register(events)
 
   // Everything registered here needs a valid access token.
   await app.register(async function protectedRoutes (api) {
     api.addHook('onRequest', api.authenticate)
     await api.register(me)
+    await api.register(calendarFeeds)
     await api.register(growthStandards)
     await api.register(families)
     await api.register(admin)

@@ -10,8 +10,9 @@ import { Attachment } from './attachments/schemas'
 import { AcceptedInvite, CreatedInvite, Family, FamilyRole, Invite, Member } from './families/schemas'
 import { AdminFamily, AdminUser, Stats } from './admin/schemas'
 import { Change, ChangeFeed, HistoryEntry, HistoryEntryList } from './changes/schemas'
+import { CalendarFeed, CreatedCalendarFeed } from './calendar/schemas'
 
-const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement', 'Visit', 'MedicalEvent', 'Illness', 'Attachment', 'AdminUser']
+const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement', 'Visit', 'MedicalEvent', 'Illness', 'Attachment', 'AdminUser', 'CalendarFeed']
 
 /**
  * Objects the API answers with, registered once at the root and referenced by
@@ -20,6 +21,6 @@ const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', 'Measurement',
 export const namedSchemas = [
   ...sharedSchemas, User, TokenPair, Me, Session, FamilyRole, Family, Member, Invite, CreatedInvite, AcceptedInvite,
   Child, Measurement, Visit, MedicalEvent, Illness, Attachment, AdminUser, AdminFamily, Stats,
-  Change, ChangeFeed, HistoryEntry, HistoryEntryList,
+  Change, ChangeFeed, HistoryEntry, HistoryEntryList, CalendarFeed, CreatedCalendarFeed,
   ...listed.map(ListOf)
 ]

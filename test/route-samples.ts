@@ -34,7 +34,7 @@ export interface Sample {
 const MARKER = 'family-secret-'
 
 /** POSTs that only read: any member, viewers too, may make them. */
-export const READS_BY_POST = ['POST /api/families/{id}/events/tickets']
+export const READS_BY_POST = ['POST /api/families/{id}/events/tickets', 'POST /api/me/calendar-feeds']
 
 export interface Answer {
   statusCode: number
@@ -94,6 +94,7 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'POST /api/invites/accept': { body: { token: 'not-a-token' } },
     'PATCH /api/me': { body: { name: 'Same Name' } },
     'POST /api/me/password': { body: { currentPassword: PASSWORD, newPassword: PASSWORD } },
+    'POST /api/me/calendar-feeds': { body: { familyId: f.familyId } },
     'POST /api/families': { body: { name: 'Another family' } },
     'POST /api/admin/users': { body: { email: `made-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD, name: 'Made' } },
     'PATCH /api/admin/users/{id}': { body: { name: 'Renamed user' } },
@@ -117,6 +118,8 @@ const OWN = /^(GET|PATCH|POST|DELETE) \/api\/(me|me\/.*|auth\/logout|invites\/ac
 
 export function classify (route: string): 'admin' | 'own' | 'family' {
   if (route.includes(' /api/admin/')) return 'admin'
+  // A feed of the caller's own, of a family the caller must belong to.
+  if (route === 'POST /api/me/calendar-feeds') return 'family'
   if (OWN.test(route)) return 'own'
   return 'family'
 }
@@ -191,7 +194,7 @@ export async function tableCounts (app: App): Promise<string> {
     select (select count(*) from families) f, (select count(*) from family_members) fm, (select count(*) from children) c,
            (select count(*) from measurements) m, (select count(*) from visits) v, (select count(*) from medical_events) e,
            (select count(*) from illnesses) i, (select count(*) from attachments) a, (select count(*) from invites where revoked_at is null) inv,
-           (select count(*) from users) u, (select string_agg(name, ',' order by id) from children) names,
+           (select count(*) from users) u, (select count(*) from calendar_feeds) cf, (select string_agg(name, ',' order by id) from children) names,
            (select string_agg(name || role, ',' order by id) from users) accounts
   `
   return JSON.stringify(row)

@@ -1,0 +1,118 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { randomBytes } from 'node:crypto'
+import { visitEvent, writeCalendar } from '../../lib/calendar'
+import { errors } from '../../lib/errors'
+import { errorResponses } from '../../lib/schemas'
+import { deleteOwnFeed, insertFeed, listFeeds, lockFeedCount, readFeed } from '../../sql/calendar'
+import { CalendarResponse, CreateFeedBody, FeedFileParams, FeedParams, ListQuery } from './schemas'
+
+/** How many calendar feeds a user may have. */
+export const FEEDS_PER_USER = 20
+
+/** A feed's file name: 32 random bytes in base64url, then .ics. */
+const FEED_FILE = /^([A-Za-z0-9_-]{43})\.ics$/
+
+const tags = ['calendar']
+
+/**
+ * The signed-in user's calendar feeds: capability links to a family's
+ * visits as iCalendar. Only a hash of each link's token is kept.
+ */
+const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { sql, tokens } = fastify
+  const bearer = [{ bearer: [] }]
+
+  fastify.post('/api/me/calendar-feeds', {
+    preHandler: fastify.familyScope({ target: { family: 'body.familyId' }, role: 'viewer' }),
+    schema: {
+      operationId: 'createCalendarFeed',
+      tags,
+      summary: 'A calendar feed of a family\'s visits',
+      description: 'Any member of the family may make one, viewers too. The url is a capability link, shown only in this answer: ' +
+        'whoever holds it reads the feed without a token, until the feed is deleted, the user leaves the family or the account is disabled. ' +
+        `A user has at most ${FEEDS_PER_USER} feeds (409 CONFLICT beyond).`,
+      security: bearer,
+      body: CreateFeedBody,
+      response: { 201: Type.Ref('CreatedCalendarFeed'), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const userId = request.user.id
+    const token = randomBytes(32).toString('base64url')
+    const feed = await sql.begin(async tx => {
+      if (await lockFeedCount(tx, userId) >= FEEDS_PER_USER) {
+        throw new errors.conflict(`A user may have at most ${FEEDS_PER_USER} calendar feeds: delete one first`)
+      }
+      return insertFeed(tx, { userId, familyId: request.scope.familyId, tokenHash: tokens.hash(token) })
+    })
+    return reply.code(201).header('cache-control', 'no-store').send({ id: feed.id, url: `/api/calendar/${token}.ics`, createdAt: feed.createdAt })
+  })
+
+  fastify.get('/api/me/calendar-feeds', {
+    schema: {
+      operationId: 'listCalendarFeeds',
+      tags,
+      summary: 'The user\'s calendar feeds, without their links',
+      security: bearer,
+      querystring: ListQuery,
+      response: { 200: Type.Ref('CalendarFeedList'), ...errorResponses(400, 401, 403) }
+    }
+  }, async request => {
+    const { limit = 50, offset = 0 } = request.query
+    const { rows, total } = await listFeeds(sql, request.user.id, limit, offset)
+    return { data: rows, meta: { total, limit, offset } }
+  })
+
+  fastify.delete('/api/me/calendar-feeds/:id', {
+    schema: {
+      operationId: 'deleteCalendarFeed',
+      tags,
+      summary: 'Delete one of the user\'s calendar feeds',
+      description: 'Its link stops working at once.',
+      security: bearer,
+      params: FeedParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async (request, reply) => {
+    if (!(await deleteOwnFeed(sql, request.user.id, request.params.id))) throw new errors.notFound('Calendar feed')
+    return reply.code(204).send(null)
+  })
+}
+
+/**
+ * A feed's link, for calendar applications, which cannot send headers: the
+ * token in the path is the credential. Whatever makes a link dead (unknown,
+ * deleted, its user gone from the family or disabled, or not a link at all,
+ * any path under /api/calendar included), the answer is the same 404.
+ */
+export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { sql, tokens } = fastify
+
+  fastify.setNotFoundHandler(async () => {
+    throw new errors.notFound('Calendar feed')
+  })
+
+  fastify.get('/:file', {
+    schema: {
+      operationId: 'getCalendarFeed',
+      tags,
+      summary: 'A family\'s visits as an iCalendar feed',
+      description: 'A capability link: no token is needed. The family\'s visits from 12 months back on, the future ones included, as all-day events: ' +
+        'SUMMARY the child\'s name and the visit type, DESCRIPTION the provider and notes, UID stable per visit, SEQUENCE its version.',
+      security: [],
+      params: FeedFileParams,
+      response: { 200: CalendarResponse, ...errorResponses(404) }
+    }
+  }, async (request, reply) => {
+    const match = FEED_FILE.exec(request.params.file)
+    const content = match === null ? undefined : await readFeed(sql, tokens.hash(match[1]))
+    if (content === undefined) throw new errors.notFound('Calendar feed')
+    return reply
+      .header('cache-control', 'private, no-store')
+      .header('referrer-policy', 'no-referrer')
+      .type('text/calendar; charset=utf-8')
+      .send(writeCalendar(content.familyName, content.visits.map(visitEvent)))
+  })
+}
+
+export default calendarFeeds
