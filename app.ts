@@ -58,11 +58,29 @@ export const REDACTED_PATHS = [
     .flatMap(key => [key, `*.${key}`])
 ]
 
-/** A request as the logs show it: a ticket in the query string is a credential, and is left out. */
+const CALENDAR_PATH = /^\/+api\/+calendar\//i
+
+/**
+ * A URL as the logs show it: a ticket in the query string and a calendar
+ * feed's token in the path are credentials, and are left out. The path is
+ * decoded first, since the router decodes it too.
+ */
+function loggedUrl (url: string): string {
+  const at = url.indexOf('?')
+  const path = at === -1 ? url : url.slice(0, at)
+  const query = at === -1 ? '' : url.slice(at).replace(/([?&]ticket=)[^&]*/g, '$1[redacted]')
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {}
+  return (CALENDAR_PATH.test(decoded) ? '/api/calendar/[redacted].ics' : path) + query
+}
+
+/** A request as the logs show it. */
 function loggedRequest (request: FastifyRequest): Record<string, unknown> {
   return {
     method: request.method,
-    url: request.url.replace(/([?&]ticket=)[^&]*/g, '$1[redacted]'),
+    url: loggedUrl(request.url),
     host: request.host,
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort

@@ -90,3 +90,16 @@ t.test('an event ticket in a URL never reaches the logs', async t => {
   t.notOk(logs.some(line => line.includes('a-ticket-that-must-stay-secret')), 'the ticket is in no line')
 })
 
+
+t.test('a calendar feed\'s token in a URL never reaches the logs', async t => {
+  const logs: string[] = []
+  const app = await build(t, { logs, env: { LOG_LEVEL: 'trace' } })
+  const token = 'a-feed-token-that-must-stay-secret-0123456'
+  for (const url of [`/api/calendar/${token}.ics`, `/api/calendar/${token}.ics?x=1`, `/api/calendar/${token}/more`, `/api/%63alendar/${token}.ics`]) {
+    const res = await app.inject({ method: 'GET', url })
+    t.equal(res.statusCode, 404)
+  }
+  t.ok(logs.some(line => line.includes('"/api/calendar/[redacted].ics"')), 'the request is logged without it')
+  t.ok(logs.some(line => line.includes('"/api/calendar/[redacted].ics?x=1"')), 'the query string is kept')
+  t.notOk(logs.some(line => line.includes('a-feed-token')), 'the token is in no line')
+})
