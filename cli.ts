@@ -17,6 +17,7 @@ import { migrate } from './db/migrate'
 import { revokeUserSessions } from './sql/sessions'
 import { emailTaken, findCredentials, insertUser, setPasswordHash } from './sql/users'
 import { containWriteAfterClose } from './db/write-after-close'
+import { ArchiveProblem, importArchive } from './routes/families/import'
 
 /**
  * The admin command line: accounts, migrations, backup and restore, with the
@@ -35,6 +36,8 @@ const USAGE = `usage: npm run cli -- <command> [options]   (or: node dist/cli.js
                       write a backup archive; into a folder, one per run, keeping the newest n
   restore --in <file> [--replace]
                       restore a backup into an empty instance (--replace: replace everything in it)
+  import --in <file> --owner <e-mail>
+                      import a family archive (GET /api/families/:id/export) as a new family of that user
 
 The password is read from standard input with --password-stdin (typed twice,
 without echo, on a terminal) or from CHILD_HEALTH_PASSWORD. Every other setting
@@ -202,6 +205,26 @@ const commands: Record<string, Command> = {
       const manifest = await withDatabase(config, sql => restoreBackup(sql, file, { roots, replace: values.replace === true, progress: stderrProgress('restore') }))
       const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0)
       return `restored the backup of ${manifest.createdAt}: ${plural(rows, 'row')}, ${plural(manifest.files.length, 'file')}`
+    }
+  },
+  import: {
+    options: { in: { type: 'string' }, owner: { type: 'string' } },
+    async run (values, config) {
+      const file = path.resolve(option(values, 'in'))
+      const email = option(values, 'owner')
+      return withDatabase(config, async sql => {
+        const owner = await findCredentials(sql, email)
+        if (owner === undefined) throw new Error(`no user has the e-mail ${email}`)
+        try {
+          const { family, counts } = await importArchive(sql, file, owner.id, null, config)
+          const records = counts.measurements + counts.visits + counts.medicalEvents + counts.illnesses + counts.attachments
+          return `imported the family ${JSON.stringify(family.name)} (id ${family.id}) for ${owner.email}: ${counts.children} ${counts.children === 1 ? 'child' : 'children'}, ${plural(records, 'record')}, ${plural(counts.files, 'file')}`
+        } catch (error) {
+          if (error instanceof ArchiveProblem) throw new Error(`the archive cannot be imported: ${error.message}`)
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`there is no file ${file}`)
+          throw error
+        }
+      })
     }
   }
 }

@@ -34,6 +34,7 @@ export interface Config {
   trustProxy: boolean | number | string[]
   corsOrigins: string[]
   maxFileSize: number
+  maxImportSize: number
   accessTokenTtl: number
   refreshTokenTtl: number
   authRateLimitMax: number
@@ -259,6 +260,7 @@ export function loadConfig (env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env),
     maxFileSize: integer(env, 'MAX_FILE_SIZE', 10485760, 1, Number.MAX_SAFE_INTEGER),
+    maxImportSize: integer(env, 'MAX_IMPORT_SIZE', 1073741824, 1, Number.MAX_SAFE_INTEGER),
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 900, 1, 31536000),
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 604800, 1, 31536000),
     authRateLimitMax: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1000000),

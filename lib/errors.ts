@@ -8,6 +8,7 @@ import createError from '@fastify/error'
 export const errors = {
   validation: createError('VALIDATION_ERROR', '%s', 400),
   invalidBody: createError('INVALID_BODY', '%s', 400),
+  invalidArchive: createError('INVALID_ARCHIVE', '%s', 400),
   unauthorized: createError('UNAUTHORIZED', '%s', 401),
   forbidden: createError('FORBIDDEN', 'Access denied', 403),
   notFound: createError('NOT_FOUND', '%s not found', 404),

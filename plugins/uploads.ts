@@ -5,13 +5,13 @@ import { encodeAvatar } from '../lib/files/avatar'
 import { receiveUpload, type Upload, type UploadRules } from './receive-upload'
 import { removeQuietly } from '../lib/files/store'
 import { sweepOrphans } from '../lib/files/sweep'
-import { ATTACHMENT_TYPES, AVATAR_TYPES } from '../lib/files/types'
+import { ARCHIVE_TYPES, ATTACHMENT_TYPES, AVATAR_TYPES } from '../lib/files/types'
 import { LOCKS, whileLocked } from '../db/locks'
 import { ConfigError } from '../lib/config'
 import { storedNamesInUse } from '../sql/attachments'
 import { avatarNamesInUse } from '../sql/children'
 
-export type UploadKind = 'attachment' | 'avatar'
+export type UploadKind = 'attachment' | 'avatar' | 'archive'
 
 export interface UploadHooks {
   preValidation: preValidationAsyncHookHandler
@@ -71,7 +71,8 @@ export default fp(async function uploads (fastify) {
 
   const rules: Record<UploadKind, UploadRules> = {
     attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ['visitId', 'measurementId', 'illnessId'] },
-    avatar: { dir: config.avatarDir, maxSize: config.maxFileSize, types: AVATAR_TYPES, fields: [] }
+    avatar: { dir: config.avatarDir, maxSize: config.maxFileSize, types: AVATAR_TYPES, fields: [] },
+    archive: { dir: config.uploadDir, maxSize: config.maxImportSize, types: ARCHIVE_TYPES, fields: [] }
   }
 
   fastify.decorateRequest('upload', null)

@@ -19,11 +19,13 @@ import {
   FamilyBody, FamilyParams, InviteBody, InviteParams, ListQuery, MemberBody, MemberParams
 } from './schemas'
 import { historyRoute } from '../history'
+import importRoute from './import-route'
 
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql, tokens } = fastify
   const bearer = [{ bearer: [] }]
   const tags = ['families']
+  await fastify.register(importRoute)
   const family = (role?: 'owner') => fastify.familyScope({ target: { family: 'params.id' }, role })
 
   /** Starts a write of the family: its clock is held from here, and If-Match is checked against its version. */

@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import multipart from '@fastify/multipart'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { errors } from '../../lib/errors'
+import { ExportSlots } from '../../lib/export/slots'
+import { errorResponses, StrictObject } from '../../lib/schemas'
+import { ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from './import'
+
+/** When a client that found every import slot taken may try again, in seconds. */
+const RETRY_AFTER = 30
+
+const ImportBody = StrictObject({
+  file: Type.String({ format: 'binary', description: 'a ZIP archive as GET /api/families/{id}/export writes it, at most MAX_IMPORT_SIZE bytes' })
+})
+
+const Imported = Type.Object({
+  family: Type.Ref('Family'),
+  counts: Type.Object({
+    children: Type.Integer(),
+    measurements: Type.Integer(),
+    visits: Type.Integer(),
+    medicalEvents: Type.Integer(),
+    illnesses: Type.Integer(),
+    attachments: Type.Integer(),
+    files: Type.Integer({ description: 'attachments and avatars stored' })
+  })
+}, { $id: 'FamilyImport', title: 'FamilyImport' })
+
+const DESCRIPTION = [
+  'Creates a new family owned by the caller with every child, record, link, attachment and avatar of the archive (new ids, links kept; members of the exported family are not carried over).',
+  `The archive is checked whole before anything is written: every file's SHA-256 against the manifest, entry names (only those an export writes), at most ${MAX_ENTRIES} entries, at most ${MAX_RATIO} × its size unpacked, a schema version no newer than this service's, and every record by the rules of its POST.`,
+  'Any problem is a 400 INVALID_ARCHIVE naming the first one found, with nothing written. Attachments whose files the export had listed as missing are left out.',
+  'One import runs at a time per user, and two in all: beyond that, 429 with Retry-After. Like every request body, the upload must arrive within 60 s.'
+].join(' ')
+
+/** The archive import, in a scope of its own: only here is a ZIP accepted. */
+const importRoute: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql } = fastify
+  const slots = new ExportSlots(2, 1)
+  const upload = fastify.uploadHooks('archive')
+  await fastify.register(multipart)
+  fastify.addSchema(Imported)
+
+  /** Takes an import slot before the upload is read; it is given back when the answer is sent. */
+  async function takeSlot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const release = slots.take(request.user.id)
+    if (release === null) {
+      reply.header('retry-after', String(RETRY_AFTER))
+      throw new errors.rateLimited(`An import is already running; retry in ${RETRY_AFTER} seconds`)
+    }
+    reply.raw.once('close', release)
+  }
+
+  fastify.post('/api/families/import', {
+    preValidation: [takeSlot, upload.preValidation],
+    onSend: upload.onSend,
+    schema: {
+      operationId: 'importFamily',
+      tags: ['families'],
+      summary: 'Import a family archive as a new family of the caller',
+      description: DESCRIPTION,
+      security: [{ bearer: [] }],
+      consumes: ['multipart/form-data'],
+      body: ImportBody,
+      response: { 201: Type.Ref('FamilyImport'), ...errorResponses(400, 401, 403, 413, 415, 429) }
+    }
+  }, async (request, reply) => {
+    const file = request.upload
+    if (file === null) throw new errors.invalidBody('The file is missing: send it in the field file')
+    try {
+      const { family, counts } = await importArchive(sql, file.path, request.user.id, request.user.id, config)
+      return await reply.code(201).header('location', `/api/families/${family.id}`).send({ family, counts })
+    } catch (error) {
+      if (error instanceof ArchiveProblem) throw new errors.invalidArchive(`The archive cannot be imported: ${error.message}`)
+      throw error
+    }
+  })
+}
+
+export default importRoute
