@@ -41,6 +41,7 @@ t.test('production defaults', async t => {
   t.equal(config.trustProxy, false)
   t.same(config.corsOrigins, [])
   t.equal(config.maxFileSize, 10485760)
+  t.equal(config.maxImportSize, 1073741824)
   t.equal(config.accessTokenTtl, 900)
   t.equal(config.refreshTokenTtl, 604800)
   t.equal(config.authRateLimitMax, 10)
@@ -98,6 +99,7 @@ t.test('bad values name their setting', async t => {
   refused(t, { ...PRODUCTION, BCRYPT_COST: '9' }, 'BCRYPT_COST', /between 10 and 15/)
   refused(t, { ...PRODUCTION, BCRYPT_COST: '16' }, 'BCRYPT_COST', /between 10 and 15/)
   refused(t, { ...PRODUCTION, MAX_FILE_SIZE: '-1' }, 'MAX_FILE_SIZE', /whole number/)
+  refused(t, { ...PRODUCTION, MAX_IMPORT_SIZE: '1 GiB' }, 'MAX_IMPORT_SIZE', /whole number/)
   refused(t, { ...PRODUCTION, ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL', /between 1/)
   refused(t, { ...PRODUCTION, REFRESH_TOKEN_TTL: '1.5' }, 'REFRESH_TOKEN_TTL', /whole number/)
   refused(t, { ...PRODUCTION, AUTH_RATE_LIMIT_MAX: 'many' }, 'AUTH_RATE_LIMIT_MAX', /whole number/)
@@ -127,6 +129,7 @@ t.test('every other setting is read', async t => {
     TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
     CORS_ORIGIN: 'https://app.example.org, http://localhost:5173',
     MAX_FILE_SIZE: '1000',
+    MAX_IMPORT_SIZE: '2000',
     ACCESS_TOKEN_TTL: '60',
     REFRESH_TOKEN_TTL: '3600',
     AUTH_RATE_LIMIT_MAX: '3',
@@ -145,6 +148,7 @@ t.test('every other setting is read', async t => {
   t.same(config.trustProxy, ['10.0.0.1', '192.168.0.0/16'])
   t.same(config.corsOrigins, ['https://app.example.org', 'http://localhost:5173'])
   t.equal(config.maxFileSize, 1000)
+  t.equal(config.maxImportSize, 2000)
   t.equal(config.accessTokenTtl, 60)
   t.equal(config.refreshTokenTtl, 3600)
   t.equal(config.authRateLimitMax, 3)
