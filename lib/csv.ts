@@ -1,0 +1,185 @@
+import { parse } from 'csv-parse/sync'
+
+/**
+ * Reading a CSV file a spreadsheet wrote: a header row naming the columns,
+ * `,` or `;` between cells, quoted cells that may hold separators, quotes and
+ * line breaks, a BOM and CRLF. Problems are named where a spreadsheet user
+ * finds them: `/header/<column>`, `/line/<n>` (the file's own line numbers,
+ * the header being line 1), or `/body` for the file as a whole.
+ */
+
+export interface CsvIssue {
+  path: string
+  message: string
+}
+
+/** A row of the file: the line it starts on, and its cells by column name; an empty cell is left out. */
+export interface CsvRow {
+  line: number
+  cells: Record<string, string>
+}
+
+export interface CsvRules {
+  /** The columns a file may have, named exactly. */
+  columns: readonly string[]
+  /** The columns it must have. */
+  required: readonly string[]
+  /** The most rows after the header. */
+  maxRows: number
+}
+
+export interface CsvTable {
+  rows: CsvRow[]
+  /** When there are any, the rows are not to be used. */
+  issues: CsvIssue[]
+}
+
+const LF = 0x0a
+const CR = 0x0d
+
+/** `;` when the header line has one and no comma outside quotes, `,` otherwise. Blank lines before it are passed over. */
+export function separatorOf (text: string): ',' | ';' {
+  let quoted = false
+  let started = false
+  let commas = 0
+  let semicolons = 0
+  for (const char of text) {
+    if (char === '"') quoted = !quoted
+    else if (quoted) continue
+    else if (char === '\n' || char === '\r') {
+      if (started) break
+      continue
+    } else if (char === ',') commas += 1
+    else if (char === ';') semicolons += 1
+    if (!/[\s\uFEFF]/.test(char)) started = true
+  }
+  return semicolons > 0 && commas === 0 ? ';' : ','
+}
+
+const DECIMAL = /^-?\d+(?:[.,]\d+)?$/
+
+/** A cell as a number when it is a plain decimal, with a point or a comma (`3.5`, `3,5`); undefined otherwise. */
+export function plainDecimal (cell: string): number | undefined {
+  if (!DECIMAL.test(cell)) return undefined
+  const value = Number(cell.replace(',', '.'))
+  return Number.isFinite(value) ? value : undefined
+}
+
+/** A column name as a segment of a JSON pointer. */
+function pointer (name: string): string {
+  return name.replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
+/**
+ * The line numbers of a file, read forward: the line a record starts on, from
+ * the byte where the one before it ended. Blank lines between are passed over;
+ * CRLF, LF and a lone CR each end a line.
+ */
+function lineCounter (bytes: Buffer) {
+  let at = 0
+  let line = 1
+  const step = (): void => {
+    const byte = bytes[at]
+    if (byte === LF || (byte === CR && bytes[at + 1] !== LF)) line += 1
+    at += 1
+  }
+  return function startOf (offset: number): number {
+    while (at < offset && at < bytes.length) step()
+    while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === LF || bytes[at] === CR)) step()
+    return line
+  }
+}
+
+class TooManyRows extends Error {}
+
+interface CsvParseError extends Error {
+  code?: string
+  record?: string[]
+}
+
+function plural (count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`
+}
+
+function malformed (error: CsvParseError, columns: number): string {
+  switch (error.code) {
+    case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH':
+      return `has ${error.record === undefined ? 'another number of cells' : plural(error.record.length, 'cell')}; the header names ${plural(columns, 'column')}`
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return 'opens a quote that is never closed'
+    case 'CSV_INVALID_CLOSING_QUOTE':
+    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
+      return 'has text after the closing quote of a cell: put the whole cell in quotes and double the quotes inside'
+    case 'INVALID_OPENING_QUOTE':
+    case 'CSV_INVALID_OPENING_QUOTE':
+      return 'has a quote inside a cell that is not quoted: put the whole cell in quotes and double the quotes inside'
+    default:
+      return `is not valid CSV: ${error.message}`
+  }
+}
+
+function headerIssues (header: string[], rules: CsvRules): CsvIssue[] {
+  const issues: CsvIssue[] = []
+  const seen = new Set<string>()
+  header.forEach((name, index) => {
+    const path = `/header/${pointer(name)}`
+    if (name === '') issues.push({ path, message: `column ${index + 1} has no name` })
+    else if (!rules.columns.includes(name)) issues.push({ path, message: `is not allowed: the columns are ${rules.columns.join(', ')}` })
+    else if (seen.has(name)) issues.push({ path, message: 'appears more than once' })
+    seen.add(name)
+  })
+  for (const name of rules.required) {
+    if (!seen.has(name)) issues.push({ path: `/header/${pointer(name)}`, message: 'is required' })
+  }
+  return issues
+}
+
+/**
+ * The rows of a CSV file with a header row. Rows whose cells are all empty are
+ * left out, as blank lines are; cells are trimmed. A malformed file, a wrong
+ * header, no rows or too many are issues.
+ */
+export function readCsv (text: string, rules: CsvRules): CsvTable {
+  const bytes = Buffer.from(text, 'utf8')
+  const startOf = lineCounter(bytes)
+  let ended = 0
+  let columns = 0
+  let rowCount = 0
+  // The line each record kept starts on, beside the records.
+  const lines: number[] = []
+  let records: string[][]
+  try {
+    records = parse(bytes, {
+      delimiter: separatorOf(text),
+      bom: true,
+      relax_column_count: false,
+      skip_empty_lines: true,
+      trim: true,
+      on_record: (cells: string[], context) => {
+        const line = startOf(ended)
+        ended = context.bytes
+        if (cells.every(cell => cell === '')) return null
+        if (columns === 0) columns = cells.length
+        else if (++rowCount > rules.maxRows) throw new TooManyRows()
+        lines.push(line)
+        return cells
+      }
+    })
+  } catch (error) {
+    if (error instanceof TooManyRows) return { rows: [], issues: [{ path: '/body', message: `must have at most ${rules.maxRows} rows after the header` }] }
+    return { rows: [], issues: [{ path: `/line/${startOf(ended)}`, message: malformed(error as CsvParseError, columns) }] }
+  }
+  if (records.length === 0) return { rows: [], issues: [{ path: '/body', message: 'is empty: send a header row and at least one row' }] }
+  const [names, ...rows] = records
+  const issues = headerIssues(names, rules)
+  if (issues.length > 0) return { rows: [], issues }
+  if (rows.length === 0) return { rows: [], issues: [{ path: '/body', message: 'has no rows after the header' }] }
+  return {
+    rows: rows.map((cells, index) => {
+      const named: Record<string, string> = {}
+      cells.forEach((cell, column) => { if (cell !== '') named[names[column]] = cell })
+      return { line: lines[index + 1], cells: named }
+    }),
+    issues: []
+  }
+}
