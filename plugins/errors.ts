@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import type { ErrorObject } from 'ajv'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { NO_ANSWER } from '../db/answers'
 import { errors } from '../lib/errors'
@@ -62,16 +63,22 @@ interface Issue {
   message: string
 }
 
+type SchemaError = Pick<ErrorObject, 'keyword' | 'instancePath' | 'params' | 'message'>
+
 const PART: Record<string, string> = { querystring: 'query', params: 'params', body: 'body', headers: 'headers' }
 
 /** Ajv errors as `{ path, message }`, the path naming the request part and the field. */
 export function validationIssues (error: AnyError): Issue[] {
   const part = PART[error.validationContext ?? 'body'] ?? 'body'
-  const all = error.validation ?? []
+  return schemaIssues(error.validation ?? [], `/${part}`).slice(0, MAX_ISSUES)
+}
+
+/** Ajv errors as `{ path, message }` under a path (`/body`, or a line of a CSV file), each once. */
+export function schemaIssues (all: SchemaError[], under: string): Issue[] {
   const specific = all.filter(item => !['anyOf', 'oneOf', 'if'].includes(item.keyword))
   const issues = (specific.length > 0 ? specific : all).map(item => {
     const params = item.params as Record<string, unknown>
-    let path = `/${part}${item.instancePath}`
+    let path = `${under}${item.instancePath}`
     let message = item.message ?? 'is invalid'
     if (item.keyword === 'required') {
       path += `/${String(params.missingProperty)}`
@@ -88,7 +95,11 @@ export function validationIssues (error: AnyError): Issue[] {
     if (seen.has(key)) return false
     seen.add(key)
     return true
-  }).slice(0, MAX_ISSUES)
+  })
+}
+
+function mebibytes (bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024 * 100) / 100} MiB`
 }
 
 function fromPostgres (error: AnyError): Answer | null {
@@ -132,7 +143,7 @@ export function answerFor (error: AnyError, request: FastifyRequest, production:
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { status: 400, body: { error: 'The body is not valid JSON', code: 'INVALID_BODY', details: {} } }
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, body: { error: 'The body is larger than 1 MiB', code: 'PAYLOAD_TOO_LARGE', details: {} } }
+      return { status: 413, body: { error: `The body is larger than ${mebibytes(request.routeOptions.bodyLimit ?? JSON_BODY_LIMIT)}`, code: 'PAYLOAD_TOO_LARGE', details: {} } }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { error: `Content type ${request.headers['content-type'] ?? '(none)'} is not accepted here`, code: 'UNSUPPORTED_MEDIA_TYPE', details: {} } }
     case 'FST_REQ_FILE_TOO_LARGE':

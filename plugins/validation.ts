@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import Ajv from 'ajv'
+import Ajv, { type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify'
 
@@ -65,6 +65,11 @@ export function buildValidator (externalSchemas: Record<string, any> = {}): Fast
   return ({ schema, httpPart }) => (httpPart === 'body' ? strict : converting).compile(schema)
 }
 
+/** A validator for values checked as bodies are, for input that arrives in another shape (the rows of a CSV file). */
+export function bodyValidator (schema: Schema): ValidateFunction {
+  return createAjv(false).compile(schema)
+}
+
 function pick (schema: Schema | undefined, value: unknown): Schema | undefined {
   if (schema?.anyOf === undefined) return schema
   const kind = Array.isArray(value) ? 'array' : typeof value
@@ -105,7 +110,8 @@ function normalize (request: FastifyRequest): void {
   if (body !== undefined && request.body === undefined && body.type === 'object' && (body.required ?? []).length === 0) {
     // A body whose fields are all optional may be left out entirely.
     request.body = {}
-  } else if (body !== undefined && request.body !== undefined) {
+  } else if (body !== undefined && request.body !== undefined && typeof request.body !== 'string') {
+    // A text body (a CSV file) is kept as sent: its lines keep their numbers.
     request.body = normalizeBody(request.body, body)
   }
   if (request.query !== null && typeof request.query === 'object') {
