@@ -69,8 +69,12 @@ const ONE_STATEMENT = 'The token is checked first (401); the session, the family
 
 const NOT_A_VISIT_OF_THE_CHILD: Issue = { path: '/body/visitId', message: 'must be a visit of the same child' }
 
-/** The rules between records, given the child's date of birth and whether a linked visit is the child's. */
-function ruleIssues (spec: RecordSpec, body: Values, birth: string | null, visitOk: boolean): Issue[] {
+/**
+ * The rules between records, given the child's date of birth (null: not
+ * known yet, only the rules that need no database) and whether a linked
+ * visit is the child's. The CSV import checks its rows with them too.
+ */
+export function ruleIssues (spec: RecordSpec, body: Values, birth: string | null, visitOk: boolean): Issue[] {
   const issues: Issue[] = [...(spec.check?.(body) ?? [])]
   const latest = latestAllowedDate()
   for (const field of spec.dates) {

@@ -127,6 +127,37 @@ export function insertFrom (db: Db, spec: RecordTableSpec, childId: number, valu
   `
 }
 
+/** Rows go this many to a statement. */
+const BATCH = 1000
+
+/**
+ * Inserts many records of one child, a batch to a statement, and answers them
+ * in the order given. Each batch goes as one JSON array, which PostgreSQL
+ * reads into the table's own column types.
+ */
+export async function insertRecords (
+  db: Db, spec: RecordTableSpec, childId: number, list: Array<Record<string, unknown>>
+): Promise<Array<Record<string, unknown>>> {
+  const columns = spec.writable.map(camel => spec.columns[camel])
+  // Each list in a fragment of its own: postgres.js reads a helper after `insert` as rows of values.
+  const names = db`(child_id, ${db(columns)})`
+  const picked = db`${childId}::integer, ${db(columns.map(column => `r.${column}`))}`
+  const created: Array<Record<string, unknown>> = []
+  for (let start = 0; start < list.length; start += BATCH) {
+    const batch = list.slice(start, start + BATCH).map(values => toColumns(spec, values))
+    const rows = await db`
+      insert into ${db(spec.table)} ${names}
+      select ${picked}
+      from json_populate_recordset(null::${db(spec.table)}, ${db.json(batch as JSONValue)}::json) with ordinality r
+      order by r.ordinality
+      returning ${db(snakeList(spec))}
+    `
+    // Ids are taken in the order of the rows: they give the order back.
+    created.push(...rows.map(row => camelRow(spec, row)).sort((a, b) => (a.id as number) - (b.id as number)))
+  }
+  return created
+}
+
 const TIMESTAMPS = new Set(['created_at', 'updated_at'])
 /** Decimal columns: written as the shortest number that reads back as the same value, as JavaScript writes them. */
 const DECIMALS = new Set(['height_cm', 'weight_kg', 'head_circumference_cm', 'temperature_c'])

@@ -1,5 +1,7 @@
+import type { FastifyInstance } from 'fastify'
 import { measurementColumns } from '../../lib/kinds'
 import { recordRoutes, type RecordSpec } from '../records'
+import { measurementImport } from './import'
 import { checkValues, Measurement, MeasurementFields } from './schemas'
 
 export const measurementSpec: RecordSpec = {
@@ -18,4 +20,7 @@ export const measurementSpec: RecordSpec = {
   check: body => checkValues(body)
 }
 
-export default recordRoutes(measurementSpec)
+export default async function measurements (fastify: FastifyInstance): Promise<void> {
+  await fastify.register(recordRoutes(measurementSpec))
+  await fastify.register(measurementImport(measurementSpec))
+}

@@ -1,0 +1,143 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type, type TSchema } from '@sinclair/typebox'
+import { plainDecimal, readCsv, type CsvRow } from '../../lib/csv'
+import { errors, withDetails } from '../../lib/errors'
+import { Id, StrictObject, errorResponses } from '../../lib/schemas'
+import { schemaIssues } from '../../plugins/errors'
+import { bodyValidator, normalizeBody } from '../../plugins/validation'
+import { beginChange } from '../../sql/changes'
+import { insertRecords } from '../../sql/records'
+import { ruleIssues, type Issue, type RecordSpec } from '../records'
+import { MeasurementImportChecked, MeasurementImported, MeasurementImportQuery } from './schemas'
+
+/** A CSV file may be this large: 10,000 rows fit easily. */
+export const CSV_BODY_LIMIT = 10 * 1024 * 1024
+export const MAX_ROWS = 10_000
+const MAX_ISSUES = 100
+
+type Values = Record<string, unknown>
+
+interface Row {
+  line: number
+  values: Values
+}
+
+const DESCRIPTION = `A UTF-8 CSV file with a header row naming its columns, in any order: measuredAt (YYYY-MM-DD, required), heightCm, weightKg, headCircumferenceCm, notes. Cells are separated by , or ; (a ; when the header has one and no comma). Numbers are plain decimals with a point or a comma (3.5 or 3,5; in a file separated by commas, a decimal comma needs quotes). An empty cell leaves the value out; rows of empty cells are skipped. At most ${MAX_ROWS.toLocaleString('en-US')} rows and 10 MiB.
+
+Every row is checked as the body of POST /api/children/{childId}/measurements is, and all are created in one transaction, or none. A 400 lists the problems as { path: "/line/<n>/<column>", message }, n being the line of the file where the row starts (the header is line 1); a problem of the header is at /header/<column>, of the file as a whole at /body; at most ${MAX_ISSUES} are listed. The order of checks is that of a create: the token (401), the body's type and size (415, 413), the file and each row's values (400), the child and the caller's role (404, 403), then the rules that need the child, such as dates not before its birth (400).`
+
+function invalid (issues: Issue[]): Error {
+  const capped = issues.length > MAX_ISSUES
+  return withDetails(new errors.validation(capped ? `The CSV file is not valid; the first ${MAX_ISSUES} problems are listed` : 'The CSV file is not valid'), {
+    issues: issues.slice(0, MAX_ISSUES)
+  })
+}
+
+/** Whether a field's schema takes numbers. */
+function numeric (schema: TSchema): boolean {
+  const type = schema.type as string | string[] | undefined
+  return type === 'number' || (Array.isArray(type) && type.includes('number')) || (schema.anyOf as TSchema[] | undefined ?? []).some(numeric)
+}
+
+/** An issue of a body (`/body/...`) as one of a line of the file. */
+function onLine (line: number, issue: Issue): Issue {
+  return { path: issue.path.replace(/^\/body/, `/line/${line}`), message: issue.message }
+}
+
+/**
+ * `POST /api/children/:childId/measurements/import`: a CSV file of
+ * measurements, each row checked as the body of a create is, all created in
+ * one transaction or none. In a scope of its own: only here is text/csv read.
+ */
+export function measurementImport (spec: RecordSpec) {
+  // The columns are the fields of a create; a link to a visit is not one.
+  const { visitId: _visitId, ...fields } = spec.fields
+  const RowBody = StrictObject(fields)
+  const columns = Object.keys(fields)
+  const required = RowBody.required ?? []
+  const numbers = new Set(columns.filter(column => numeric(fields[column])))
+  const validate = bodyValidator(RowBody)
+
+  /** A row's cells as the body of a create would hold them, and the problems of its values. */
+  function checkRow (row: CsvRow): { values: Values, issues: Issue[] } {
+    const values: Values = {}
+    for (const [column, cell] of Object.entries(row.cells)) values[column] = numbers.has(column) ? plainDecimal(cell) ?? cell : cell
+    normalizeBody(values, RowBody)
+    if (validate(values)) return { values, issues: [] }
+    return { values, issues: schemaIssues(validate.errors ?? [], `/line/${row.line}`) }
+  }
+
+  return async function importPlugin (fastify: FastifyInstance): Promise<void> {
+    const { sql } = fastify
+    const read = new WeakMap<FastifyRequest, Row[]>()
+
+    fastify.removeAllContentTypeParsers()
+    fastify.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: CSV_BODY_LIMIT }, (_request, body, done) => {
+      done(null, body)
+    })
+
+    /**
+     * The file and the values of its rows are read before the family scope,
+     * as a create's body is validated before it: a malformed file is a 400
+     * whoever sends it. When a row's values are wrong, the rules that need no
+     * database are listed for the other rows too.
+     */
+    async function readFile (request: FastifyRequest): Promise<void> {
+      if (typeof request.body !== 'string') throw new errors.unsupportedMediaType('The body must be a CSV file, with Content-Type: text/csv')
+      const table = readCsv(request.body, { columns, required, maxRows: MAX_ROWS })
+      if (table.issues.length > 0) throw invalid(table.issues)
+      const rows: Row[] = []
+      const issues: Issue[] = []
+      let wrongValues = false
+      for (const row of table.rows) {
+        const checked = checkRow(row)
+        if (checked.issues.length > 0) wrongValues = true
+        if (issues.length <= MAX_ISSUES) {
+          issues.push(...(checked.issues.length > 0 ? checked.issues : ruleIssues(spec, checked.values, null, true).map(issue => onLine(row.line, issue))))
+        } else if (wrongValues) break
+        rows.push({ line: row.line, values: checked.values })
+      }
+      if (wrongValues) throw invalid(issues)
+      read.set(request, rows)
+    }
+
+    fastify.post('/api/children/:childId/measurements/import', {
+      bodyLimit: CSV_BODY_LIMIT,
+      preValidation: readFile,
+      preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
+      schema: {
+        operationId: 'importChildMeasurements',
+        tags: [spec.path],
+        summary: 'Add a child\'s measurements from a CSV file, all or none; dryRun=true only checks it',
+        description: DESCRIPTION,
+        security: [{ bearer: [] }],
+        consumes: ['text/csv'],
+        params: StrictObject({ childId: Id }),
+        querystring: MeasurementImportQuery,
+        body: Type.String({ description: 'the CSV file' }),
+        response: {
+          200: MeasurementImportChecked,
+          201: MeasurementImported,
+          ...errorResponses(400, 401, 403, 404, 413, 415)
+        }
+      }
+    }, async (request, reply) => {
+      const rows = read.get(request) as Row[]
+      const birth = request.scope.childBirth
+      const issues = rows.flatMap(row => ruleIssues(spec, row.values, birth, true).map(issue => onLine(row.line, issue)))
+      if (issues.length > 0) throw invalid(issues)
+      const list = rows.map(row => row.values)
+      if ((request.query as { dryRun?: boolean }).dryRun === true) {
+        const data = list.map(values => Object.fromEntries(columns.map(column => [column, values[column] ?? null])))
+        return reply.code(200).send({ dryRun: true, count: data.length, data })
+      }
+      const childId = request.scope.childId as number
+      const created = await sql.begin(async tx => {
+        await beginChange(tx, request.scope.familyId, request.user.id)
+        return await insertRecords(tx, spec, childId, list)
+      })
+      const data = spec.toResponse === undefined ? created : created.map(spec.toResponse)
+      return reply.code(201).send({ dryRun: false, count: data.length, data })
+    })
+  }
+}
