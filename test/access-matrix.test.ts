@@ -52,6 +52,9 @@ t.test('every route against every kind of caller', async t => {
       const { payload, headers: extraHeaders } = await multipartPayload()
       return injectRoute(app, { method: method as 'POST', url, headers: { ...headers, ...extraHeaders }, payload })
     }
+    if (s.csv !== undefined) {
+      return injectRoute(app, { method: method as 'POST', url, headers: { ...headers, 'content-type': 'text/csv' }, payload: s.csv })
+    }
     return injectRoute(app, { method: method as 'GET', url, headers, ...(s.body === undefined ? {} : { payload: s.body }) })
   }
 

@@ -4,8 +4,8 @@ import { build, bearer, register } from './helper'
 import { concrete, fixture, injectRoute, sample, tableCounts } from './route-samples'
 
 /**
- * Arbitrary and hostile input for every JSON route: never a 5xx, always the
- * error body, and a refused write changes nothing.
+ * Arbitrary and hostile input for every JSON or CSV route: never a 5xx,
+ * always the error body, and a refused write changes nothing.
  */
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 20)
@@ -43,6 +43,25 @@ function bodies (fields: string[]): fc.Arbitrary<unknown> {
     fc.constant(deep(200)),
     leaf
   )
+}
+
+const csvCell = fc.oneof(
+  hostileString,
+  hostileNumber.map(String),
+  fc.constantFrom('', '"', '""', '"a""b"', '"open', '3,5', '"3,5"', '1e3', '0x10', 'Infinity', '\r\n', '\n', ';', ',', '2022-01-01', '\uFEFF', ' 3 ')
+)
+const csvColumn = fc.constantFrom('measuredAt', 'heightCm', 'weightKg', 'headCircumferenceCm', 'notes', 'visitId', 'childId', '__proto__', 'constructor', '', 'x'.repeat(300))
+
+/** CSV files: any text, files of hostile headers and cells with either separator and any line ending, and the route's sample. */
+function csvFiles (sample: string): fc.Arbitrary<string> {
+  const file = fc.tuple(
+    fc.array(csvColumn, { minLength: 1, maxLength: 7 }),
+    fc.array(fc.array(csvCell, { maxLength: 8 }), { maxLength: 6 }),
+    fc.constantFrom(',', ';'),
+    fc.constantFrom('\n', '\r\n', '\r')
+  ).map(([header, rows, separator, newline]) => [header.join(separator), ...rows.map(row => row.join(separator))].join(newline))
+  const cut = fc.nat({ max: sample.length }).map(at => sample.slice(0, at))
+  return fc.oneof(fc.string(), fc.string({ unit: 'binary' }), file, cut, fc.constant(sample))
 }
 
 const queries = fc.dictionary(
@@ -93,6 +112,34 @@ t.test('hostile bodies and query strings for every JSON route', async t => {
     }
   }
 
+  let csvRoutes = 0
+  for (const [url, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      const route = `${method.toUpperCase()} ${url}`
+      if (op.requestBody?.content?.['text/csv'] === undefined) continue
+      csvRoutes += 1
+      const target = concrete(route, f)
+      await fc.assert(fc.asyncProperty(csvFiles(sample(route, f)?.csv ?? ''), fc.boolean(), async (csv, dryRun) => {
+        cases += 1
+        const before = await tableCounts(app)
+        const res = await app.inject({
+          method: method.toUpperCase() as 'POST',
+          url: `${target}?dryRun=${dryRun}`,
+          headers: { ...bearer(owner.accessToken), 'content-type': 'text/csv' },
+          payload: csv
+        })
+        if (res.statusCode >= 500) failures.push(`${route} ${JSON.stringify(csv).slice(0, 200)} → ${res.statusCode} ${res.body.slice(0, 200)}`)
+        if (res.statusCode >= 400) {
+          const answer = res.json()
+          const shaped = typeof answer.error === 'string' && typeof answer.code === 'string' && typeof answer.details === 'object' && answer.details !== null
+          if (!shaped) failures.push(`${route}: not the error body: ${res.body.slice(0, 200)}`)
+          if (await tableCounts(app) !== before) failures.push(`${route}: a refused file changed something: ${JSON.stringify(csv).slice(0, 200)}`)
+        }
+        return res.statusCode < 500
+      }), { numRuns: RUNS * 5, seed: 20261122, endOnFailure: true })
+    }
+  }
+
   for (const [url, item] of Object.entries(doc.paths)) {
     if (item.get === undefined || url.includes('openapi') || url.startsWith('/api/docs')) continue
     const route = `GET ${url}`
@@ -117,6 +164,7 @@ t.test('hostile bodies and query strings for every JSON route', async t => {
   }
   t.equal(({} as Record<string, unknown>).admin, undefined, 'no prototype was polluted')
 
+  t.ok(csvRoutes > 0, `${csvRoutes} CSV routes fuzzed`)
   t.same(failures, [], 'no 5xx, always the error body, and refused writes change nothing')
   t.ok(cases > 500, `${cases} fuzz cases run`)
 })

@@ -29,6 +29,8 @@ export interface Sample {
   query?: string
   body?: Record<string, unknown>
   multipart?: boolean
+  /** A CSV file, sent as the body with Content-Type: text/csv. */
+  csv?: string
 }
 
 const MARKER = 'family-secret-'
@@ -75,6 +77,7 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'PATCH /api/families/{id}': { body: { name: 'Renamed family' } },
     'PATCH /api/families/{id}/members/{userId}': { body: { role: 'viewer' } },
     'POST /api/children/{childId}/measurements': { body: { measuredAt: '2022-01-01', weightKg: 9 } },
+    'POST /api/children/{childId}/measurements/import': { csv: 'measuredAt,weightKg,notes\n2022-01-01,9,\n2022-02-01,"9,5",second\n' },
     'POST /api/measurements': { body: { childId: f.childId, measuredAt: '2022-01-01', weightKg: 9 } },
     'PUT /api/measurements/{id}': { body: { measuredAt: '2022-01-02', weightKg: 9.5 } },
     'GET /api/measurements': { query: `childId=${f.childId}` },
