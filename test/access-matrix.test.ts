@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createSigner } from 'fast-jwt'
 import { build, bearer, login, register, PASSWORD, TEST_ENV } from './helper'
-import { classify, concrete, fixture, injectRoute, multipartPayload, OWNER_ONLY, READS_BY_POST, sample, tableCounts, type Fixture } from './route-samples'
+import { archivePayload, classify, concrete, fixture, injectRoute, multipartPayload, OWNER_ONLY, READS_BY_POST, sample, tableCounts, type Fixture } from './route-samples'
 
 /**
  * Every route the app registers, tried by every kind of caller. The list of
@@ -48,8 +48,8 @@ t.test('every route against every kind of caller', async t => {
     const url = concrete(route, f) + (s.query === undefined ? '' : `?${s.query}`)
     const token = tokens[persona]
     const headers: Record<string, string> = token === null ? {} : bearer(token)
-    if (s.multipart === true) {
-      const { payload, headers: extraHeaders } = await multipartPayload()
+    if (s.multipart !== undefined && s.multipart !== false) {
+      const { payload, headers: extraHeaders } = s.multipart === 'archive' ? await archivePayload(app) : await multipartPayload()
       return injectRoute(app, { method: method as 'POST', url, headers: { ...headers, ...extraHeaders }, payload })
     }
     if (s.csv !== undefined) {

@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import sharp from 'sharp'
+import { ZipFile } from 'yazl'
 import type { InjectOptions } from 'fastify'
 import { PASSWORD, type App } from './helper'
 
@@ -28,7 +29,8 @@ export interface Fixture {
 export interface Sample {
   query?: string
   body?: Record<string, unknown>
-  multipart?: boolean
+  /** A multipart body: an image in the field `file`, or with `'archive'` a family archive to import. */
+  multipart?: boolean | 'archive'
   /** A CSV file, sent as the body with Content-Type: text/csv. */
   csv?: string
 }
@@ -99,6 +101,7 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'POST /api/me/password': { body: { currentPassword: PASSWORD, newPassword: PASSWORD } },
     'POST /api/me/calendar-feeds': { body: { familyId: f.familyId } },
     'POST /api/families': { body: { name: 'Another family' } },
+    'POST /api/families/import': { multipart: 'archive' },
     'POST /api/admin/users': { body: { email: `made-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD, name: 'Made' } },
     'PATCH /api/admin/users/{id}': { body: { name: 'Renamed user' } },
     'POST /api/admin/users/{id}/password': { body: { newPassword: PASSWORD } },
@@ -117,7 +120,7 @@ export const OWNER_ONLY = [
 ]
 
 /** Routes of any signed-in user, about the caller's own account or open to all. */
-const OWN = /^(GET|PATCH|POST|DELETE) \/api\/(me|me\/.*|auth\/logout|invites\/accept|growth-standards\/\{indicator\})$|^(GET|POST) \/api\/families$/
+const OWN = /^(GET|PATCH|POST|DELETE) \/api\/(me|me\/.*|auth\/logout|invites\/accept|growth-standards\/\{indicator\})$|^(GET|POST) \/api\/families$|^POST \/api\/families\/import$/
 
 export function classify (route: string): 'admin' | 'own' | 'family' {
   if (route.includes(' /api/admin/')) return 'admin'
@@ -149,6 +152,30 @@ export async function multipartPayload (): Promise<{ payload: Buffer, headers: R
   const payload = Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.png"\r\nContent-Type: image/png\r\n\r\n`),
     png,
+    Buffer.from(`\r\n--${boundary}--\r\n`)
+  ])
+  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+}
+
+/** The smallest family archive an export could write: a family without children, with its manifest. */
+export async function archivePayload (app: App): Promise<{ payload: Buffer, headers: Record<string, string> }> {
+  const [{ name }] = await app.sql`select name from migrations order by name desc limit 1`
+  const family = Buffer.from(JSON.stringify({ exportedAt: new Date().toISOString(), schemaVersion: name, family: { id: 1, name: 'Imported' }, members: [], children: [] }))
+  const manifest = Buffer.from(JSON.stringify({
+    schemaVersion: name,
+    files: [{ path: 'family.json', size: family.length, sha256: createHash('sha256').update(family).digest('hex') }],
+    missingFiles: []
+  }))
+  const zip = new ZipFile()
+  zip.addBuffer(family, 'family.json')
+  zip.addBuffer(manifest, 'manifest.json')
+  zip.end()
+  const chunks: Buffer[] = []
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer)
+  const boundary = `----matrix${randomBytes(8).toString('hex')}`
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="family.zip"\r\nContent-Type: application/zip\r\n\r\n`),
+    ...chunks,
     Buffer.from(`\r\n--${boundary}--\r\n`)
   ])
   return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
