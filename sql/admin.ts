@@ -42,24 +42,51 @@ export interface ListOptions<F extends string> {
   offset: number
 }
 
-/** Every count in one round trip. */
+/** Delta rows of the counts beyond which a reader folds them into one row a table. */
+const FOLD_AT = 1000
+
+/**
+ * Every count in one round trip: the tables' sizes from their kept counts
+ * (migrations/20261124-150000-row-counts.sql), so the cost does not grow with
+ * the data; the admins and active sessions through indexes of their own.
+ */
 export async function getStats (db: Db): Promise<Stats> {
-  const [row] = await db<Stats[]>`
+  const [row] = await db<Array<Stats & { deltas: number }>>`
+    with kept as (
+      select table_name, sum(delta_rows) as n, sum(delta_bytes) as bytes, count(*) as deltas
+      from row_counts group by table_name
+    ),
+    count_of as (select table_name, coalesce(n, 0) as n, coalesce(bytes, 0) as bytes from kept)
     select
-      (select count(*) from users) as users,
+      coalesce((select n from count_of where table_name = 'users'), 0) as users,
       (select count(*) from users where role = 'admin') as admins,
-      (select count(*) from families) as families,
-      (select count(*) from children) as children,
-      (select count(*) from visits) as visits,
-      (select count(*) from measurements) as measurements,
-      (select count(*) from medical_events) as "medicalEvents",
-      (select count(*) from illnesses) as illnesses,
-      (select count(*) from attachments) as attachments,
-      (select coalesce(sum(size_bytes), 0) from attachments)
-        + (select coalesce(sum(avatar_size_bytes), 0) from children) as "storageBytes",
-      (select count(*) from sessions where revoked_at is null and expires_at > now()) as "activeSessions"
+      coalesce((select n from count_of where table_name = 'families'), 0) as families,
+      coalesce((select n from count_of where table_name = 'children'), 0) as children,
+      coalesce((select n from count_of where table_name = 'visits'), 0) as visits,
+      coalesce((select n from count_of where table_name = 'measurements'), 0) as measurements,
+      coalesce((select n from count_of where table_name = 'medical_events'), 0) as "medicalEvents",
+      coalesce((select n from count_of where table_name = 'illnesses'), 0) as illnesses,
+      coalesce((select n from count_of where table_name = 'attachments'), 0) as attachments,
+      coalesce((select sum(bytes) from count_of where table_name in ('attachments', 'children')), 0) as "storageBytes",
+      (select count(*) from sessions where revoked_at is null and expires_at > now()) as "activeSessions",
+      coalesce((select sum(deltas) from kept), 0) as deltas
   `
-  return row
+  const { deltas, ...stats } = row
+  if (deltas > FOLD_AT) await foldCounts(db)
+  return stats
+}
+
+/**
+ * Folds the count deltas into one row a table. Rows written meanwhile are not
+ * seen and stay; a second fold at the same time finds the rows gone and
+ * folds nothing.
+ */
+export async function foldCounts (db: Db): Promise<void> {
+  await db`
+    with gone as (delete from row_counts returning table_name, delta_rows, delta_bytes)
+    insert into row_counts (table_name, delta_rows, delta_bytes)
+    select table_name, sum(delta_rows), sum(delta_bytes) from gone group by table_name
+  `
 }
 
 /** A LIKE pattern that finds `q` anywhere, its own wildcards taken literally. */

@@ -632,3 +632,50 @@ t.test('the OpenAPI document describes every admin route', async t => {
   }
   for (const name of ['AdminUser', 'AdminFamily', 'Stats']) t.ok(doc.components.schemas[name], name)
 })
+
+t.test('the kept counts of the stats stay exact through every kind of write, and fold without losing any', async t => {
+  const { app, admin } = await setup(t)
+  const ann = await register(app)
+  const { sql } = app
+  const exact = async () => {
+    const [row] = await sql`
+      select (select count(*) from users)::int as users, (select count(*) from families)::int as families,
+             (select count(*) from children)::int as children, (select count(*) from visits)::int as visits,
+             (select count(*) from measurements)::int as measurements, (select count(*) from medical_events)::int as "medicalEvents",
+             (select count(*) from illnesses)::int as illnesses, (select count(*) from attachments)::int as attachments,
+             ((select coalesce(sum(size_bytes), 0) from attachments) + (select coalesce(sum(avatar_size_bytes), 0) from children))::int as "storageBytes"
+    `
+    return row
+  }
+  const stated = async () => {
+    const { responseCache: _cache, admins: _admins, activeSessions: _sessions, ...counts } = (await call(app, admin, 'GET', '/api/admin/stats')).json()
+    return counts
+  }
+  const seeded = await seedFamily(app, familyOf(ann), 3)
+  t.same(await stated(), await exact(), 'after inserts of every kind')
+
+  const [one, two] = seeded.childIds
+  await sql`update children set avatar_size_bytes = 4321 where id = ${one}`
+  await sql`update children set avatar_name = null, avatar_size_bytes = null where id = ${two}`
+  await sql`update children set name = 'Renamed' where id = ${one}`
+  t.same(await stated(), await exact(), 'after avatars are replaced and removed')
+
+  await sql`insert into measurements (child_id, measured_at, weight_kg) select ${one}, date '2023-01-01' + i, 10 from generate_series(1, 1500) i`
+  await sql`delete from measurements where child_id = ${one} and measured_at > date '2023-02-01'`
+  t.same(await stated(), await exact(), 'after a bulk insert and a bulk delete')
+
+  t.equal((await call(app, ann, 'DELETE', `/api/children/${two}`)).statusCode, 204)
+  t.same(await stated(), await exact(), 'after a child is deleted with its records')
+
+  for (let i = 0; i < 1100; i++) await sql`insert into visits (child_id, date, type) values (${one}, '2023-05-01', 'sick')`
+  const [{ deltas }] = await sql`select count(*)::int as deltas from row_counts`
+  t.ok(deltas > 1000, `${deltas} rows of deltas before the stats are read`)
+  t.same(await stated(), await exact(), 'the stats read them all')
+  const [{ folded }] = await sql`select count(*)::int as folded from row_counts`
+  t.ok(folded <= 9, `and fold them into one row a table (${folded} rows)`)
+  t.same(await stated(), await exact(), 'without losing any')
+
+  await sql`update row_counts set delta_rows = delta_rows + 5 where table_name = 'visits'`
+  await sql`select recount_rows()`
+  t.same(await stated(), await exact(), 'recount_rows repairs them')
+})
