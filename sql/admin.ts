@@ -121,7 +121,7 @@ export async function listAdminUsers (db: Db, options: ListOptions<UserSortField
     email: db`lower(u.email)`
   })
   const rows = await db<(AdminUser & { total: number })[]>`
-    select ${adminUserColumns(db)}, count(*) over () as total
+    select ${adminUserColumns(db)}, (select count(*) from users u ${where}) as total
     from users u
     ${where}
     order by ${order}
@@ -246,7 +246,7 @@ export async function listAllFamilies (db: Db, viewerId: number, options: ListOp
     createdAt: db`f.created_at`
   })
   const rows = await db<(Family & { total: number })[]>`
-    select ${familyColumns(db, viewerId)}, count(*) over () as total
+    select ${familyColumns(db, viewerId)}, (select count(*) from families f ${where}) as total
     from families f
     ${where}
     order by ${order}

@@ -56,7 +56,7 @@ export async function listAttachments (
 ): Promise<{ rows: Attachment[], total: number }> {
   const where = db`where child_id = ${childId} ${conditions(db, linkFilters(db, links))}`
   const rows = await db<(Attachment & { total: number })[]>`
-    select ${attachmentColumns(db)}, count(*) over () as total
+    select ${attachmentColumns(db)}, (select count(*) from attachments ${where}) as total
     from attachments
     ${where}
     ${order}

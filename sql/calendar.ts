@@ -39,7 +39,7 @@ export async function listFeeds (db: Db, userId: number, limit: number, offset: 
   const rows = await db<(CalendarFeed & { total: number })[]>`
     select
       c.id, c.family_id as "familyId", f.name as "familyName", c.created_at as "createdAt",
-      count(*) over () as total
+      (select count(*) from calendar_feeds where user_id = ${userId}) as total
     from calendar_feeds c
     join families f on f.id = c.family_id
     where c.user_id = ${userId}

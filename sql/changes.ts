@@ -69,15 +69,18 @@ export async function historyOf (
   db: Db, kind: ChangeKind, recordId: number, limit: number, offset: number
 ): Promise<{ rows: HistoryEntry[], total: number }> {
   const rows = await db<(HistoryEntry & { total: number })[]>`
-    select e.*, u.name as "userName", count(*) over () as total
+    select e.*, u.name as "userName",
+      (select count(*) from changes where kind = ${kind} and record_id = ${recordId}) as total
     from (
-      select ${changeColumns(db)}, lag(record) over (order by seq) as previous
-      from changes
-      where kind = ${kind} and record_id = ${recordId}
+      select ${changeColumns(db)},
+        (select p.record from changes p where p.kind = c.kind and p.record_id = c.record_id and p.seq < c.seq order by p.seq desc limit 1) as previous
+      from changes c
+      where c.kind = ${kind} and c.record_id = ${recordId}
+      order by c.seq desc
+      limit ${limit} offset ${offset}
     ) e
     left join users u on u.id = e."userId"
     order by e.seq desc
-    limit ${limit} offset ${offset}
   `
   let total = rows[0]?.total
   if (total === undefined) {

@@ -38,7 +38,7 @@ export async function listChildren (
     ? db`family_id in (select family_id from family_members where user_id = ${userId})`
     : db`family_id = ${familyId}`
   const rows = await db<(Child & { total: number })[]>`
-    select ${columns(db)}, count(*) over () as total
+    select ${columns(db)}, (select count(*) from children where ${scope}) as total
     from children
     where ${scope}
     ${order}

@@ -69,7 +69,7 @@ export async function listFamiliesOf (db: Db, userId: number, limit: number, off
       (select count(*) from children c where c.family_id = f.id) as "childCount",
       (select k.version from family_clocks k where k.family_id = f.id) as version,
       f.created_at as "createdAt",
-      count(*) over () as total
+      (select count(*) from family_members where user_id = ${userId}) as total
     from family_members m
     join families f on f.id = m.family_id
     where m.user_id = ${userId}
@@ -96,7 +96,7 @@ export async function listMembers (db: Db, familyId: number, limit: number, offs
   const rows = await db<(Member & { total: number })[]>`
     select
       u.id as "userId", u.name, u.email, m.role, m.joined_at as "joinedAt",
-      count(*) over () as total
+      (select count(*) from family_members where family_id = ${familyId}) as total
     from family_members m
     join users u on u.id = m.user_id
     where m.family_id = ${familyId}

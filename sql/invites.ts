@@ -45,7 +45,8 @@ export async function useInvite (db: Db, inviteId: number, userId: number): Prom
 
 export async function listOpenInvites (db: Db, familyId: number, limit: number, offset: number): Promise<{ rows: Invite[], total: number }> {
   const rows = await db<(Invite & { total: number })[]>`
-    select id, email, role, expires_at as "expiresAt", created_at as "createdAt", count(*) over () as total
+    select id, email, role, expires_at as "expiresAt", created_at as "createdAt",
+      (select count(*) from invites where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()) as total
     from invites
     where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()
     order by id

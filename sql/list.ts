@@ -37,7 +37,7 @@ export interface Page<T> {
   meta: { total: number, limit: number, offset: number }
 }
 
-/** The list envelope from rows that carry `count(*) over ()` as `total`. */
+/** The list envelope from rows that carry the count of every row as `total`. */
 export function page<T extends { total?: number }> (rows: T[], limit: number, offset: number, total?: number): Page<Omit<T, 'total'>> {
   const data = rows.map(({ total: _total, ...rest }) => rest)
   return { data, meta: { total: total ?? rows[0]?.total ?? 0, limit, offset } }

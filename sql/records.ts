@@ -43,7 +43,8 @@ export async function listRecords (
   db: Db, spec: RecordTableSpec, childId: number, filters: Fragment[], order: Fragment, limit: number, offset: number
 ): Promise<{ rows: Record<string, unknown>[], total: number }> {
   const rows = await db`
-    select ${db(snakeList(spec))}, count(*) over () as total
+    select ${db(snakeList(spec))},
+      (select count(*) from ${db(spec.table)} where child_id = ${childId} ${conditions(db, filters)}) as total
     from ${db(spec.table)}
     where child_id = ${childId} ${conditions(db, filters)}
     ${order}

@@ -86,7 +86,7 @@ export async function activeSessions (db: Db, userId: number, limit: number, off
   const rows = await db<(Session & { total: number })[]>`
     select
       id, created_at as "createdAt", last_used_at as "lastUsedAt", user_agent as "userAgent",
-      count(*) over () as total
+      (select count(*) from sessions where user_id = ${userId} and revoked_at is null and expires_at > now()) as total
     from sessions
     where user_id = ${userId} and revoked_at is null and expires_at > now()
     order by id
