@@ -5,11 +5,12 @@ import { cleanup } from './lib/cleanup'
 import { startDatabase } from './lib/database'
 import { startFloors, type Floors } from './lib/floors'
 import { fire, measure, type Figures, type Load } from './lib/load'
-import { machine, ratios, RESULTS_FILE, table, targetLines, targets, writeResults, type CacheReport, type Row, type StallReport } from './lib/report'
+import { largeTargets, machine, ratios, RESULTS_FILE, table, targetLines, targets, writeResults, type CacheReport, type GrowthCost, type Row, type StallReport } from './lib/report'
 import {
-  createMeasurement, growth, growthMisses, listMeasurements, listMisses, listNotModified, listVisits, logIn, measurementsPath, readChild, refreshTokens, type World
+  adminStats, createMeasurement, growth, growthMisses, growthPerPoint, listMeasurements, listMisses, listNotModified, listVisits, logIn, measurementsPath,
+  oneChildList, readChild, refreshTokens, type World
 } from './lib/scenarios'
-import { seed } from './lib/seed'
+import { growLarge, LARGE, seed, type Counts } from './lib/seed'
 import { startService } from './lib/service'
 import { settings } from './lib/settings'
 import { addLargeFiles, stallingFamilies, startStalls, type StallingFamily } from './lib/stalls'
@@ -190,6 +191,7 @@ async function main (): Promise<void> {
           () => record('growthMisses', 'growth, each request scored afresh', growthMisses(world))
         ]
       : []),
+    () => record('stats', 'admin statistics', adminStats(world, admin.accessToken)),
     () => record('create', 'create a measurement', createMeasurement(world)),
     () => record('writeFloor', 'database write floor: same insert', createMeasurement(world, floors.write)),
     () => record('untrackedWriteFloor', 'database write floor, change tracking off', createMeasurement(world, floors.untrackedWrite)),
@@ -197,11 +199,40 @@ async function main (): Promise<void> {
     () => record('login', 'log in', logIn(world))
   ]
   for (const step of steps) await step()
-
   const cache = await cacheReport(world, admin)
+
+  // The same service on a hundred times the data, unless BENCH_LARGE=off.
+  let large: Counts | null = null
+  let growthCost: { small: GrowthCost, large: GrowthCost } | null = null
+  if (process.env.BENCH_LARGE !== 'off') {
+    const big = children[0]
+    const smallGrowth = withGrowth ? await growthPerPoint(world, big) : null
+    console.log(`Growing the data to ${LARGE.families} families, ${LARGE.children} children, ${LARGE.measurements} measurements, ${LARGE.visits} visits, one child with ${LARGE.bigChildMeasurements} measurements ...`)
+    const grownAt = Date.now()
+    large = await growLarge(db.url, big.id)
+    console.log(`Data: ${Object.entries(large).map(([name, count]) => `${count} ${name}`).join(', ')} (${Math.round((Date.now() - grownAt) / 1000)} s)`)
+    const first = await call(world.serviceUrl + measurementsPath(big.id), { headers: { authorization: `Bearer ${world.tokens.get(big.userId) as string}` } })
+    expectStatus('the large list', first, 200)
+    const parsed = JSON.parse(first.text) as { data: unknown[], meta: { total: number } }
+    if (parsed.data.length !== settings.listLimit || parsed.meta.total !== Number(large.bigChildMeasurements)) {
+      throw new Error(`the large list answered ${parsed.data.length} of ${parsed.meta.total} rows, not ${settings.listLimit} of ${large.bigChildMeasurements}`)
+    }
+    const largeSteps: Array<() => Promise<void>> = [
+      () => record('largeList', `large: measurements list, first 100 of ${LARGE.bigChildMeasurements}`, oneChildList(world, big)),
+      () => record('largeListMisses', 'large: the same page, each request a cache miss', oneChildList(world, big, 0, true)),
+      () => record('largeOffset', 'large: the page at offset 10,000', oneChildList(world, big, 10_000)),
+      () => record('largeChild', 'large: read one child', readChild(world)),
+      () => record('largeVisits', 'large: visits, type filter and sort', listVisits(world)),
+      () => record('largeStats', 'large: admin statistics', adminStats(world, admin.accessToken)),
+      () => record('largeCreate', 'large: create a measurement', createMeasurement(world)),
+      () => record('largeWriteFloor', 'large: database write floor', createMeasurement(world, floors.write))
+    ]
+    for (const step of largeSteps) await step()
+    if (smallGrowth !== null) growthCost = { small: smallGrowth, large: await growthPerPoint(world, big, 3) }
+  }
   const byKey = new Map(rows.map(row => [row.key, row.figures]))
   const r = ratios(byKey)
-  const t = targets(r, rows, cache)
+  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost)]
   console.log(`\n${table(rows)}\n`)
   console.log('Ratios (req/s unless said):')
   console.log(`  measurements list / database read floor  ${r.listToReadFloor}`)
@@ -219,9 +250,9 @@ async function main (): Promise<void> {
       `${exports.status200} answered 200, ${exports.status429} answered 429, ${exports.otherStatus} another status, ${exports.noStatus} no status line, ${exports.errors} socket errors; ` +
       `${slowloris.connections} slowloris connections at a time, ${slowloris.opened} opened, ${slowloris.cutByService} cut by the service (${slowloris.answered408} with 408)`)
   }
-  console.log(`\nTargets (reads at the machine's ceiling, the earlier benchmark, fair use):\n${targetLines(t)}`)
+  console.log(`\nTargets (reads at the machine's ceiling, the earlier benchmark, fair use, a hundred times the data):\n${targetLines(t)}`)
   for (const note of notes) console.log(`Note: ${note}`)
-  writeResults(RESULTS_FILE, { counts, rows, ratios: r, targets: t, stalls: stallReport, cache, notes })
+  writeResults(RESULTS_FILE, { counts: large === null ? counts : { ...counts, ...Object.fromEntries(Object.entries(large).map(([key, value]) => [`large.${key}`, value])) }, rows, ratios: r, targets: t, stalls: stallReport, cache, notes })
   console.log(`\nWritten to ${path.relative(process.cwd(), RESULTS_FILE)} in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 

@@ -72,3 +72,6 @@ select recount_rows();
 
 -- Active sessions are counted through an index of the ones not revoked.
 create index sessions_active_idx on sessions (expires_at) where revoked_at is null;
+
+-- The administrators are counted through an index of their own.
+create index users_admins_idx on users (id) where role = 'admin';

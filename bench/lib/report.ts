@@ -89,6 +89,49 @@ function ceilingTargets (r: Ratios, rows: Row[], cache: CacheReport | null): Tar
   ]
 }
 
+/** The pairs of the large-data part: each large scenario and the small one it is compared with. */
+export const LARGE_PAIRS: Array<{ large: string, small: string, what: string }> = [
+  { large: 'largeList', small: 'measurements', what: 'measurements list, first 100 rows of the child with 50,000 (small: of a child with 200)' },
+  { large: 'largeChild', small: 'child', what: 'read one child' },
+  { large: 'largeVisits', small: 'visits', what: 'visits, type filter and sort' },
+  { large: 'largeStats', small: 'stats', what: 'admin statistics' },
+  { large: 'largeCreate', small: 'create', what: 'create a measurement' }
+]
+
+export interface GrowthCost { points: number, ms: number, msPerPoint: number }
+
+/** The same speed at a hundred times the data: large against small req/s, ≥ 0.8 each; the rest reported. */
+export function largeTargets (byKey: Map<string, Figures>, growth: { small: GrowthCost, large: GrowthCost } | null): Target[] {
+  const list: Target[] = []
+  for (const { large, small, what } of LARGE_PAIRS) {
+    const a = byKey.get(large)
+    const b = byKey.get(small)
+    if (a === undefined || b === undefined) continue
+    const r = ratio(a.requestsPerSecond, b.requestsPerSecond)
+    list.push({
+      target: `largeToSmall, ${what}: ≥ 0.8 (req/s)`,
+      figure: `${r.toFixed(2)} (${a.requestsPerSecond} against ${b.requestsPerSecond} req/s; p99 ${a.p99Ms} against ${b.p99Ms} ms)`,
+      met: r >= 0.8
+    })
+  }
+  const floor = byKey.get('largeWriteFloor')
+  const smallFloor = byKey.get('writeFloor')
+  if (floor !== undefined && smallFloor !== undefined) {
+    list.push({ target: 'the database write floor, large against small (what the database itself gives up)', figure: `${ratio(floor.requestsPerSecond, smallFloor.requestsPerSecond).toFixed(2)} (${floor.requestsPerSecond} against ${smallFloor.requestsPerSecond} req/s)`, met: null })
+  }
+  const offset = byKey.get('largeOffset')
+  if (offset !== undefined) list.push({ target: 'a page at offset 10,000 of the child with 50,000 measurements', figure: `${offset.requestsPerSecond} req/s, p99 ${offset.p99Ms} ms`, met: null })
+  const misses = byKey.get('largeListMisses')
+  const smallMisses = byKey.get('listMisses')
+  if (misses !== undefined && smallMisses !== undefined) {
+    list.push({ target: 'the first page of the child with 50,000 measurements, each request a cache miss (small: a child with 200)', figure: `${misses.requestsPerSecond} against ${smallMisses.requestsPerSecond} req/s (${ratio(misses.requestsPerSecond, smallMisses.requestsPerSecond).toFixed(2)}), p99 ${misses.p99Ms} against ${smallMisses.p99Ms} ms`, met: null })
+  }
+  if (growth !== null) {
+    list.push({ target: 'growth scored afresh, time per returned point', figure: `${growth.large.msPerPoint} ms a point for ${growth.large.points} points (${growth.large.ms} ms); ${growth.small.msPerPoint} ms a point for ${growth.small.points} points (${growth.small.ms} ms)`, met: null })
+  }
+  return list
+}
+
 export function targets (r: Ratios, rows: Row[], cache: CacheReport | null = null): Target[] {
   const failing = rows.filter(row => row.figures.errors > 0 ||
     (row.expected === undefined ? row.figures.non2xx > 0 : Object.keys(row.figures.statusCodes).some(code => !(row.expected as number[]).includes(Number(code)))))

@@ -185,3 +185,45 @@ export function refreshTokens (world: World): Load {
     }]
   }
 }
+
+/** The administrators' statistics. */
+export function adminStats (world: World, adminToken: string): Load {
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    requests: () => [{ method: 'GET', path: '/api/admin/stats', headers: { authorization: `Bearer ${adminToken}` } }]
+  }
+}
+
+/**
+ * One child's measurements list, at an offset: every request the same URL,
+ * or with `misses` each a URL of its own, read from the database each time.
+ */
+export function oneChildList (world: World, child: SeededChild, offset = 0, misses = false): Load {
+  const path = `${measurementsPath(child.id)}&offset=${offset}`
+  return {
+    url: world.serviceUrl,
+    connections: settings.connections,
+    requests: () => [{
+      method: 'GET',
+      headers: bearer(world, child),
+      ...(misses ? { setupRequest: (request: Request) => ({ ...request, path: `${path}&fresh=${fresh++}` }) } : { path })
+    }]
+  }
+}
+
+/** Milliseconds per returned point of a child's growth, scored afresh, from the best of `runs` sequential requests. */
+export async function growthPerPoint (world: World, child: SeededChild, runs = 5): Promise<{ points: number, ms: number, msPerPoint: number }> {
+  let best = Infinity
+  let points = 0
+  for (let run = 0; run < runs; run++) {
+    const start = process.hrtime.bigint()
+    const res = await fetch(`${world.serviceUrl}/api/children/${child.id}/growth?fresh=${fresh++}`, { headers: bearer(world, child) })
+    const body = await res.json() as { points?: unknown[] }
+    const ms = Number(process.hrtime.bigint() - start) / 1e6
+    if (res.status !== 200) throw new Error(`the growth route answered ${res.status}`)
+    points = body.points?.length ?? 0
+    best = Math.min(best, ms)
+  }
+  return { points, ms: Number(best.toFixed(1)), msPerPoint: points === 0 ? 0 : Number((best / points).toFixed(4)) }
+}

@@ -124,3 +124,90 @@ export async function seed (url: string): Promise<{ children: SeededChild[], cou
     await sql.end({ timeout: 5 })
   }
 }
+
+/** The large data of the second part of the run: totals over the whole instance, and one child with many measurements. */
+export const LARGE = {
+  families: 1000,
+  children: 2000,
+  measurements: 2_000_000,
+  visits: 200_000,
+  bigChildMeasurements: 50_000
+}
+
+/**
+ * Grows the instance to LARGE: new families with an owner and two children
+ * each, their visits and measurements, and `bigChildId` up to 50,000
+ * measurements. Written in bulk with the change log paused, as a restore
+ * writes; the kept counts and the new families' clocks are set after.
+ */
+export async function growLarge (url: string, bigChildId: number): Promise<Counts> {
+  const sql = createSql(url, { max: 1, connection: { statement_timeout: 0 } })
+  try {
+    await sql.begin(async tx => {
+      await tx`select set_config('app.tracking', 'off', true)`
+      await tx`select setseed(0.24)`
+      const [{ families, children, measurements, visits }] = await tx<Counts[]>`
+        select (select count(*) from families)::int as families, (select count(*) from children)::int as children,
+               (select count(*) from measurements)::int as measurements, (select count(*) from visits)::int as visits
+      `
+      const newFamilies = LARGE.families - families
+      await tx`
+        create temporary table grown on commit drop as
+        select k, nextval(pg_get_serial_sequence('users', 'id'))::int as user_id,
+               nextval(pg_get_serial_sequence('families', 'id'))::int as family_id
+        from generate_series(1, ${newFamilies}) k
+      `
+      await tx`
+        insert into users (id, email, password_hash, name)
+        select user_id, 'large' || k || '@example.org', (select password_hash from users order by id limit 1), 'Parent L' || k from grown
+      `
+      await tx`insert into families (id, name) select family_id, 'Family L' || k from grown`
+      await tx`insert into family_members (family_id, user_id, role) select family_id, user_id, 'owner' from grown`
+      await tx`insert into family_clocks (family_id) select family_id from grown`
+      const perFamily = Math.round((LARGE.children - children) / newFamilies)
+      await tx`
+        insert into children (family_id, name, date_of_birth, sex)
+        select g.family_id, (array['Ada', 'Ben', 'Chloé', 'Dev', 'Elif'])[1 + (g.k + j) % 5],
+               current_date - (1100 + floor(random() * 3300))::int, case when (g.k + j) % 2 = 0 then 'female' else 'male' end
+        from grown g cross join generate_series(1, ${perFamily}) j
+      `
+      const newChildren = newFamilies * perFamily
+      const visitsEach = Math.round((LARGE.visits - visits) / newChildren)
+      await tx`
+        insert into visits (child_id, date, type, provider)
+        select c.id, c.date_of_birth + floor(random() * (current_date - c.date_of_birth + 1))::int,
+               (array['wellness', 'wellness', 'sick', 'injury', 'vision', 'dental'])[1 + (n + c.id) % 6], 'Dr. Okafor'
+        from children c join grown g on g.family_id = c.family_id cross join generate_series(1, ${visitsEach}) n
+      `
+      const measurementsEach = Math.round((LARGE.measurements - measurements - LARGE.bigChildMeasurements) / newChildren)
+      await tx`
+        insert into measurements (child_id, measured_at, height_cm, weight_kg)
+        select c.id, c.date_of_birth + ((n - 1) * (current_date - c.date_of_birth) / ${measurementsEach - 1}),
+               round(50 + random()::numeric * 80, 1), round(3 + random()::numeric * 25, 3)
+        from children c join grown g on g.family_id = c.family_id cross join generate_series(1, ${measurementsEach}) n
+      `
+      // The one child weighed many times a day since birth.
+      const [{ has }] = await tx<Array<{ has: number }>>`select count(*)::int as has from measurements where child_id = ${bigChildId}`
+      await tx`
+        insert into measurements (child_id, measured_at, height_cm, weight_kg)
+        select c.id, c.date_of_birth + (k % (current_date - c.date_of_birth + 1)), round(50 + random()::numeric * 80, 1), round(3 + random()::numeric * 25, 3)
+        from children c cross join generate_series(1, ${LARGE.bigChildMeasurements - has}) k
+        where c.id = ${bigChildId}
+      `
+      await tx`select recount_rows()`
+      // Written without the change log, so the clocks are moved by hand: no answer held from before is served again.
+      await tx`update family_clocks set seq = seq + 1`
+    })
+    await sql`vacuum (analyze)`
+    await sql`checkpoint`
+    const [counts] = await sql<Counts[]>`
+      select (select count(*) from families) as families, (select count(*) from users) as users,
+             (select count(*) from children) as children, (select count(*) from measurements) as measurements,
+             (select count(*) from visits) as visits,
+             (select count(*) from measurements where child_id = ${bigChildId}) as "bigChildMeasurements"
+    `
+    return counts
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
+}
