@@ -75,3 +75,9 @@ create index sessions_active_idx on sessions (expires_at) where revoked_at is nu
 
 -- The administrators are counted through an index of their own.
 create index users_admins_idx on users (id) where role = 'admin';
+
+-- The administrators' lists of users and families are read in the order of
+-- an index, a page at a time, however many there are.
+create index users_name_idx on users (lower(name), id);
+create index families_name_idx on families (lower(name), id);
+create index families_created_at_idx on families (created_at, id);
