@@ -56,6 +56,17 @@ export interface RecordSpec extends RecordTableSpec {
   create?: (tx: Tx, childId: number, body: Values) => Promise<Values>
 }
 
+/** The kind's name in a sentence: `medical event`. */
+function noun (spec: RecordSpec): string {
+  return spec.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
+}
+
+/** The kind's name with its article: `a visit`, `an illness`. */
+function aNoun (spec: RecordSpec): string {
+  const word = noun(spec)
+  return `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`
+}
+
 function invalid (issues: Issue[]): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues })
 }
@@ -193,7 +204,7 @@ export function recordRoutes (spec: RecordSpec) {
 
     fastify.post(`/api/children/:childId/${spec.path}`, {
       preHandler: createIn('params.childId'),
-      schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add a ${spec.singular.toLowerCase()} to a child`, description: ONE_STATEMENT, security, params: childParams, body: createBody, response: createResponses }
+      schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to a child`, description: ONE_STATEMENT, security, params: childParams, body: createBody, response: createResponses }
     }, create)
 
     fastify.get(`/api/${spec.path}`, {
@@ -203,12 +214,12 @@ export function recordRoutes (spec: RecordSpec) {
 
     fastify.post(`/api/${spec.path}`, {
       preHandler: createIn('body.childId'),
-      schema: { operationId: `create${spec.singular}`, tags, summary: `Add a ${spec.singular.toLowerCase()} to the child named by childId`, description: ONE_STATEMENT, security, body: flatCreateBody, response: createResponses }
+      schema: { operationId: `create${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to the child named by childId`, description: ONE_STATEMENT, security, body: flatCreateBody, response: createResponses }
     }, create)
 
     fastify.get(`/api/${spec.path}/:id`, {
       preHandler: record,
-      schema: { operationId: `get${spec.singular}`, tags, summary: `One ${spec.singular.toLowerCase()}`, security, params: idParams, headers: ConditionalRead, response: { 200: WithETag(ref, ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) } }
+      schema: { operationId: `get${spec.singular}`, tags, summary: `One ${noun(spec)}`, security, params: idParams, headers: ConditionalRead, response: { 200: WithETag(ref, ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) } }
     }, async request => {
       const found = await findRecord(sql, spec, (request.params as { id: number }).id)
       if (found === undefined) throw new errors.notFound(spec.singular)
@@ -217,7 +228,7 @@ export function recordRoutes (spec: RecordSpec) {
 
     fastify.put(`/api/${spec.path}/:id`, {
       preHandler: record,
-      schema: { operationId: `replace${spec.singular}`, tags, summary: `Replace a ${spec.singular.toLowerCase()}; omitted optional fields become null`, security, params: idParams, headers: ConditionalWrite, body, response: { 200: ref, ...errorResponses(400, 401, 403, 404, 412) } }
+      schema: { operationId: `replace${spec.singular}`, tags, summary: `Replace ${aNoun(spec)}; omitted optional fields become null`, security, params: idParams, headers: ConditionalWrite, body, response: { 200: ref, ...errorResponses(400, 401, 403, 404, 412) } }
     }, async request => {
       const values = request.body as Values
       const id = (request.params as { id: number }).id
@@ -233,7 +244,7 @@ export function recordRoutes (spec: RecordSpec) {
 
     fastify.delete(`/api/${spec.path}/:id`, {
       preHandler: record,
-      schema: { operationId: `delete${spec.singular}`, tags, summary: `Delete a ${spec.singular.toLowerCase()}`, security, params: idParams, headers: ConditionalWrite, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412) } }
+      schema: { operationId: `delete${spec.singular}`, tags, summary: `Delete ${aNoun(spec)}`, security, params: idParams, headers: ConditionalWrite, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412) } }
     }, async (request, reply) => {
       const id = (request.params as { id: number }).id
       await sql.begin(async tx => {

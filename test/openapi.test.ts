@@ -45,6 +45,8 @@ t.test('every operation has what a generated client needs', async t => {
       ids.add(op.operationId)
       t.ok(Array.isArray(op.tags) && op.tags.length > 0, `${name}: a tag`)
       t.ok(typeof op.summary === 'string' && op.summary.length > 0, `${name}: a summary`)
+      t.notMatch(op.summary, /\ba [aeio]/i, `${name}: "an" before a vowel in "${op.summary}"`)
+      t.notMatch(op.summary, /medicalevent|MedicalEvent/i, `${name}: the words of a kind apart in "${op.summary}"`)
       t.ok(Array.isArray(op.security), `${name}: its security requirement`)
       const isPublic = op.security.length === 0
       const params = (path.match(/\{(\w+)\}/g) ?? []).map(p => p.slice(1, -1))
