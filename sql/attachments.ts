@@ -112,6 +112,12 @@ export async function foreignLinks (db: Db, childId: number, links: AttachmentLi
 }
 
 /** Which of these stored names still belong to an attachment. */
+/** The name an attachment was uploaded with, by its stored name. */
+export async function uploadedName (db: Db, storedName: string): Promise<string | undefined> {
+  const [row] = await db<Array<{ fileName: string }>>`select file_name as "fileName" from attachments where stored_name = ${storedName}`
+  return row?.fileName
+}
+
 export async function storedNamesInUse (db: Db, names: string[]): Promise<Set<string>> {
   const rows = await db<{ name: string }[]>`select stored_name as name from attachments where stored_name in ${db(names)}`
   return new Set(rows.map(row => row.name))

@@ -95,7 +95,8 @@ t.test('the original name is kept only as fileName, cleaned', async t => {
     ['  bell\u0007\u001b[31mred\u202egnp.exe  ', 'bell[31mredgnp.exe'],
     ['ré sumé.png', 'ré sumé.png'],
     [`${'n'.repeat(300)}.png`, 'n'.repeat(255)],
-    ['', 'file.png']
+    ['', `attachment-${new Date().toISOString().slice(0, 10)}.png`],
+    ['blob', `attachment-${new Date().toISOString().slice(0, 10)}.png`]
   ]
   for (const [sent, kept] of names) {
     const res = await upload(app, owner, child.id, [file(png, sent)])

@@ -73,6 +73,28 @@ t.test('stored files are served by name, with their type and the cache and secur
   t.equal(res.headers['cache-control'], 'private, max-age=31536000, immutable')
 })
 
+t.test('a file is shown under the name it was uploaded with', async t => {
+  const { app, owner, child, avatar } = await setup(t)
+  const cases: Array<[string, string]> = [
+    ['Röntgen befund (links).pdf', `inline; filename="rontgen-befund-links.pdf"; filename*=UTF-8''R%C3%B6ntgen%20befund%20%28links%29.pdf`],
+    ["report; final's.pdf", `inline; filename="report-final-s.pdf"; filename*=UTF-8''report%3B%20final%27s.pdf`],
+    ['scan.pdf', `inline; filename="scan.pdf"; filename*=UTF-8''scan.pdf`]
+  ]
+  for (const [name, disposition] of cases) {
+    const created = await post(app, owner, `/api/children/${child.id}/attachments`, PDF, name, 'application/pdf')
+    const res = await app.inject({ method: 'GET', url: created.url })
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['content-disposition'], disposition, name)
+    t.equal(res.headers['x-content-type-options'], 'nosniff', 'still nosniff')
+  }
+  const today = new Date().toISOString().slice(0, 10)
+  const blob = await post(app, owner, `/api/children/${child.id}/attachments`, PDF, 'blob', 'application/octet-stream')
+  t.equal(blob.fileName, `attachment-${today}.pdf`, 'a Blob sent without a name is named from its type and the day')
+  const served = await app.inject({ method: 'GET', url: blob.url })
+  t.equal(served.headers['content-disposition'], `inline; filename="attachment-${today}.pdf"; filename*=UTF-8''attachment-${today}.pdf`)
+  t.equal((await app.inject({ method: 'GET', url: avatar })).headers['content-disposition'], `inline; filename="avatar.webp"; filename*=UTF-8''avatar.webp`, 'an avatar as avatar.webp')
+})
+
 t.test('with CORS_ORIGIN the files may be shown on the allowed origins', async t => {
   const { app, files, avatar } = await setup(t, { CORS_ORIGIN: 'https://app.example.org' })
   for (const url of [files.png.attachment.url, avatar]) {

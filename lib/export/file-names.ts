@@ -15,7 +15,7 @@ export function slug (name: string, fallback: string): string {
 }
 
 /** RFC 8187 encoding: everything but its attr-chars percent-encoded as UTF-8. */
-function extValue (text: string): string {
+export function extValue (text: string): string {
   return encodeURIComponent(text).replace(/['()*]/g, char => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
@@ -30,4 +30,15 @@ export function attachmentDisposition (name: string, fallback: string, date: str
   return utf8 === ascii
     ? `attachment; filename="${ascii}"`
     : `attachment; filename="${ascii}"; filename*=UTF-8''${extValue(utf8)}`
+}
+
+/**
+ * `Content-Disposition: inline` for a stored file shown under the name it was
+ * uploaded with: a safe ASCII `filename` and the name as written in `filename*`.
+ */
+export function inlineDisposition (fileName: string): string {
+  const dot = fileName.lastIndexOf('.')
+  const extension = dot > 0 ? fileName.slice(dot).toLowerCase().replace(/[^.a-z0-9]/g, '') : ''
+  const ascii = `${slug(dot > 0 ? fileName.slice(0, dot) : fileName, 'file')}${extension}`
+  return `inline; filename="${ascii}"; filename*=UTF-8''${extValue(fileName)}`
 }

@@ -25,10 +25,12 @@ export function isServableName (name: string): boolean {
 /**
  * The client's file name as it is kept (only ever shown, never used as a path):
  * its last path segment, without control characters, trimmed, at most 255
- * characters. An empty name becomes `file.<ext>`.
+ * characters. No name, or the `blob` a browser sends for a Blob without one,
+ * becomes `attachment-<date>.<ext>`, from the detected type.
  */
-export function cleanFileName (raw: string | undefined, ext: string): string {
+export function cleanFileName (raw: string | undefined, ext: string, now = new Date()): string {
   const last = (raw ?? '').split(/[/\\]/).pop() ?? ''
   const cleaned = Array.from(last.replace(CONTROLS, '').trim()).slice(0, MAX_FILE_NAME).join('').trim()
-  return cleaned === '' || cleaned === '.' || cleaned === '..' ? `file.${ext}` : cleaned
+  if (cleaned === '' || cleaned === '.' || cleaned === '..' || cleaned === 'blob') return `attachment-${now.toISOString().slice(0, 10)}.${ext}`
+  return cleaned
 }

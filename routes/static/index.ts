@@ -7,6 +7,8 @@ import { errors } from '../../lib/errors'
 import { isServableName } from '../../lib/files/names'
 import { ATTACHMENT_TYPES } from '../../lib/files/types'
 import { errorResponses } from '../../lib/schemas'
+import { inlineDisposition } from '../../lib/export/file-names'
+import { uploadedName } from '../../sql/attachments'
 
 const CACHE_CONTROL = 'private, max-age=31536000, immutable'
 
@@ -17,6 +19,8 @@ interface FileRoutes {
   operationId: string
   summary: string
   types: readonly string[]
+  /** The name a download is saved under, by the stored name. */
+  nameOf: (storedName: string) => Promise<string>
 }
 
 /**
@@ -36,7 +40,7 @@ const fileRoutes: FastifyPluginAsyncTypebox<FileRoutes> = async function (fastif
       operationId: options.operationId,
       tags: ['files'],
       summary: options.summary,
-      description: 'A capability link: no token is needed. Served with the type detected at upload and cached as immutable.',
+      description: 'A capability link: no token is needed. Served with the type detected at upload, cached as immutable, and with `Content-Disposition: inline` naming the file as it was uploaded.',
       security: [],
       params: Type.Object({ name: Type.String({ description: 'the stored name' }) }),
       response: {
@@ -50,6 +54,7 @@ const fileRoutes: FastifyPluginAsyncTypebox<FileRoutes> = async function (fastif
     const info = await stat(path.join(options.dir, name)).catch(() => undefined)
     if (info === undefined || !info.isFile()) throw new errors.notFound('File')
     reply.header('cache-control', CACHE_CONTROL)
+    reply.header('content-disposition', inlineDisposition(await options.nameOf(name)))
     if (crossOrigin) reply.header('cross-origin-resource-policy', 'cross-origin')
     return reply.sendFile(name, options.dir, { cacheControl: false, dotfiles: 'deny', index: false })
   })
@@ -64,14 +69,16 @@ const staticFiles: FastifyPluginAsyncTypebox = async function (fastify) {
     dir: config.uploadDir,
     operationId: 'getUpload',
     summary: 'An attachment\'s file',
-    types: ATTACHMENT_TYPES
+    types: ATTACHMENT_TYPES,
+    nameOf: async name => await uploadedName(fastify.sql, name) ?? name
   })
   await fastify.register(fileRoutes, {
     prefix: '/avatars',
     dir: config.avatarDir,
     operationId: 'getAvatar',
     summary: 'A child\'s avatar',
-    types: ['image/webp']
+    types: ['image/webp'],
+    nameOf: async () => 'avatar.webp'
   })
 }
 
