@@ -33,7 +33,8 @@ const USAGE = `usage: npm run cli -- <command> [options]   (or: node dist/cli.js
                       set a user's password and sign out every session of theirs
   migrate             apply pending schema migrations
   backup --out <file or folder> [--keep <n>]
-                      write a backup archive; into a folder, one per run, keeping the newest n
+                      write a backup archive; into a folder (an existing one, or a name ending
+                      with / or given with --keep, made if missing), one per run, keeping the newest n
   restore --in <file> [--replace]
                       restore a backup into an empty instance (--replace: replace everything in it)
   import --in <file> --owner <e-mail>
@@ -185,8 +186,10 @@ const commands: Record<string, Command> = {
     async run (values, config) {
       const keep = values.keep === undefined ? null : Number(values.keep)
       if (keep !== null && !(Number.isInteger(keep) && keep >= 1)) throw new UsageError('--keep must be a whole number of 1 or more')
-      const { file, folder } = await backupTarget(path.resolve(option(values, 'out')))
-      if (keep !== null && folder === null) throw new UsageError('--keep needs --out to name a folder')
+      const out = option(values, 'out')
+      const target = await backupTarget(path.resolve(out), keep !== null || /[/\\]$/.test(out))
+      if (target === null) throw new UsageError(`--out ${out} is a file: name a folder to keep backups in`)
+      const { file, folder } = target
       const roots = { uploads: config.uploadDir, avatars: config.avatarDir }
       const manifest = await withDatabase(config, sql => writeBackup(sql, file, { roots, serviceVersion: config.version, progress: stderrProgress('backup') }))
       if (folder !== null && keep !== null) {
