@@ -4,7 +4,9 @@ import { Type, type TSchema, type TProperties, type ObjectOptions, type StringOp
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647 })
 
 /** A calendar date, YYYY-MM-DD, that exists. */
-export const IsoDate = Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', examples: ['2024-05-17'] })
+/** The pattern of a date, beside its format: validation messages name it in words. */
+export const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$'
+export const IsoDate = Type.String({ format: 'date', pattern: DATE_PATTERN, examples: ['2024-05-17'] })
 
 /** A timestamp, RFC 3339 in UTC. */
 export const Timestamp = Type.String({ format: 'date-time' })

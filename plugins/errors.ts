@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { NO_ANSWER } from '../db/answers'
 import { errors } from '../lib/errors'
+import { DATE_PATTERN } from '../lib/schemas'
 
 export const JSON_BODY_LIMIT = 1024 * 1024
 const MAX_ISSUES = 20
@@ -86,6 +87,13 @@ export function schemaIssues (all: SchemaError[], under: string): Issue[] {
     } else if (item.keyword === 'additionalProperties') {
       path += `/${String(params.additionalProperty)}`
       message = 'is not allowed'
+    } else if (item.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+      message = `must be one of ${params.allowedValues.join(', ')}`
+    } else if ((item.keyword === 'format' && params.format === 'date') || (item.keyword === 'pattern' && params.pattern === DATE_PATTERN)) {
+      // One message for a date, whichever of its rules it breaks, and never a regular expression.
+      message = 'must be a date YYYY-MM-DD'
+    } else if (item.keyword === 'format' && params.format === 'date-time') {
+      message = 'must be a date and time (RFC 3339, e.g. 2024-05-17T08:30:00Z)'
     }
     return { path, message }
   })

@@ -4,7 +4,7 @@ import { createWriteStream } from 'node:fs'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { errors } from '../lib/errors'
+import { errors, withDetails } from '../lib/errors'
 import { cleanFileName, temporaryName } from '../lib/files/names'
 import { removeQuietly } from '../lib/files/store'
 import { detectType } from '../lib/files/types'
@@ -88,7 +88,10 @@ export async function receiveUpload (request: FastifyRequest, rules: UploadRules
     for await (const part of parts) {
       const name = part.fieldname
       if (part.type === 'file' ? name !== FILE_FIELD : !rules.fields.includes(name)) {
-        throw invalidBody(name === FILE_FIELD ? 'The field file must be a file' : `Unknown field ${name.slice(0, 100)}`)
+        if (name === FILE_FIELD) throw invalidBody('The field file must be a file')
+        // An unknown field is refused as in any other body, by its name.
+        if (part.type !== 'file') throw withDetails(new errors.validation('The request is not valid'), { issues: [{ path: `/body/${name.slice(0, 100)}`, message: 'is not allowed' }] })
+        throw invalidBody(`Unknown field ${name.slice(0, 100)}`)
       }
       if (seen.has(name)) throw invalidBody(`The field ${name} was sent twice`)
       seen.add(name)

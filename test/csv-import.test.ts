@@ -155,7 +155,7 @@ t.test('every bad line is listed, each cell that is wrong', async t => {
   t.same(res.json().details.issues, [
     { path: '/line/3/heightCm', message: 'must be <= 250' },
     { path: '/line/4/weightKg', message: 'must have at most 3 decimal places' },
-    { path: '/line/5/measuredAt', message: 'must match format "date"' },
+    { path: '/line/5/measuredAt', message: 'must be a date YYYY-MM-DD' },
     { path: '/line/6', message: 'must have at least one of heightCm, weightKg, headCircumferenceCm' },
     { path: '/line/7/heightCm', message: 'must be number,null' },
     { path: '/line/7/weightKg', message: 'must be number,null' },

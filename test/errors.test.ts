@@ -277,3 +277,24 @@ t.test('CORS only for the configured origins', async t => {
   const closed = await none.inject({ method: 'GET', url: '/api/health', headers: { origin: 'https://app.example.org' } })
   t.notOk(closed.headers['access-control-allow-origin'], 'no origin is allowed by default')
 })
+
+t.test('an enum names its allowed values, a date is one message in words, never a regular expression', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open' } })
+  const reg = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'words@example.org', password: 'correct horse battery', name: 'Words' } })
+  const headers = { authorization: `Bearer ${reg.json().accessToken as string}` }
+  const child = await app.inject({ method: 'POST', url: '/api/children', headers, payload: { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female' } })
+  const childId = child.json().id as number
+  const visit = await app.inject({ method: 'POST', url: `/api/children/${childId}/visits`, headers, payload: { date: '2023-01-01', type: 'checkup' } })
+  t.equal(visit.statusCode, 400)
+  t.same(visit.json().details.issues, [{ path: '/body/type', message: 'must be one of wellness, sick, injury, vision, dental' }])
+  for (const date of ['2023-13-01', '01/02/2023', '2023-1-1', 'yesterday']) {
+    const res = await app.inject({ method: 'POST', url: `/api/children/${childId}/visits`, headers, payload: { date, type: 'sick' } })
+    t.equal(res.statusCode, 400, date)
+    t.same(res.json().details.issues, [{ path: '/body/date', message: 'must be a date YYYY-MM-DD' }], `${date}: one message, in words`)
+    t.notMatch(res.body, /\\d|pattern|format/, 'no regular expression and no rule name')
+  }
+  const sex = await app.inject({ method: 'POST', url: '/api/children', headers, payload: { name: 'Lee', dateOfBirth: '2022-03-15', sex: 'x' } })
+  t.same(sex.json().details.issues, [{ path: '/body/sex', message: 'must be one of female, male, other' }])
+  const query = await app.inject({ method: 'GET', url: `/api/children/${childId}/visits?from=2023-02-30x`, headers })
+  t.same(query.json().details.issues, [{ path: '/query/from', message: 'must be a date YYYY-MM-DD' }], 'in a query string too')
+})
