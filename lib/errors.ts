@@ -18,7 +18,7 @@ export const errors = {
   unsupportedMediaType: createError('UNSUPPORTED_MEDIA_TYPE', '%s', 415),
   rateLimited: createError('RATE_LIMITED', '%s', 429),
   serviceUnavailable: createError('SERVICE_UNAVAILABLE', '%s', 503),
-  growthDataMissing: createError('GROWTH_DATA_MISSING', 'The WHO growth reference tables are not installed: put the nine table files in GROWTH_DATA_DIR, or let the service download them at start from WHO (or GROWTH_DATA_URL)', 503),
+  growthDataMissing: createError('GROWTH_DATA_MISSING', 'The WHO growth reference tables are not installed: put the nine table files in GROWTH_DATA_DIR, where they are picked up within seconds without a restart, or let the service download them at start from WHO (or GROWTH_DATA_URL)', 503),
   inviteInvalid: createError('INVITE_INVALID', 'The invite is not valid', 400),
   tokenExpired: createError('TOKEN_EXPIRED', 'The access token has expired', 401),
   invalidCredentials: createError('INVALID_CREDENTIALS', 'Wrong e-mail or password', 401),

@@ -12,7 +12,12 @@ export interface Growth {
   loading: Promise<void>
   /** The tables, or the 503 GROWTH_DATA_MISSING error. */
   requireTables: () => GrowthTables
+  /** While tables are missing, looks again in GROWTH_DATA_DIR (at most every few seconds, in the background). */
+  recheck: () => void
 }
+
+/** How often a request may send the service looking in GROWTH_DATA_DIR again while tables are missing. */
+const RECHECK_MS = 2000
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,10 +45,25 @@ export default fp(async function growth (fastify) {
     tables: null,
     loading: Promise.resolve(),
     requireTables () {
-      if (state.tables === null) throw new errors.growthDataMissing()
+      if (state.tables === null) {
+        state.recheck()
+        throw new errors.growthDataMissing()
+      }
       return state.tables
+    },
+    recheck () {
+      if (state.ready || checking !== null || Date.now() - lastCheck < RECHECK_MS) return
+      lastCheck = Date.now()
+      checking = readTableFiles(dir).then(local => {
+        if (local.files.size !== TABLE_NAMES.length || state.ready) return
+        use(local.files)
+        if (state.ready) log.info({ dir }, 'growth tables found in GROWTH_DATA_DIR; growth routes answer again')
+      }, () => {}).finally(() => { checking = null })
     }
   }
+  // Tables copied into GROWTH_DATA_DIR later are found when a request asks for them.
+  let lastCheck = 0
+  let checking: Promise<void> | null = null
   fastify.decorate('growth', state)
 
   function use (files: TableFiles): void {

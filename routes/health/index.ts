@@ -2,9 +2,14 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { DATABASE_UNAVAILABLE } from '../../plugins/errors'
 
+const GrowthState = Type.Union([Type.Literal('ok'), Type.Literal('missing')], {
+  description: 'whether the WHO growth reference tables are in place; `missing` leaves the status 200, since everything else works (copy the tables into GROWTH_DATA_DIR: they are picked up without a restart)'
+})
+
 const Health = Type.Object({
   status: Type.Literal('ok'),
   database: Type.Literal('ok'),
+  growth: GrowthState,
   version: Type.String(),
   uptimeSeconds: Type.Integer({ minimum: 0 })
 }, { $id: 'Health', title: 'Health' })
@@ -14,6 +19,7 @@ const Unhealthy = Type.Object({
   database: Type.Union([Type.Literal('unreachable'), Type.Literal('saturated')], {
     description: '`saturated` while no pooled database connection has been free for 5 s'
   }),
+  growth: GrowthState,
   version: Type.String(),
   uptimeSeconds: Type.Integer({ minimum: 0 }),
   error: Type.String(),
@@ -52,7 +58,9 @@ const health: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('Health'), 503: Type.Ref('Unhealthy') }
     }
   }, async function (request, reply) {
-    const common = { version: fastify.config.version, uptimeSeconds: Math.floor((Date.now() - started) / 1000) }
+    fastify.growth.recheck()
+    const growth = fastify.growth.ready ? 'ok' as const : 'missing' as const
+    const common = { growth, version: fastify.config.version, uptimeSeconds: Math.floor((Date.now() - started) / 1000) }
     const unavailable = (database: 'unreachable' | 'saturated', error: string) => {
       reply.code(503).header('retry-after', '5')
       return { status: 'unavailable' as const, database, ...common, error, code: 'SERVICE_UNAVAILABLE' as const, details: {} }
