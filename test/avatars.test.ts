@@ -145,14 +145,15 @@ t.test('only JPEG, PNG and WebP make an avatar', async t => {
   const big = await setAvatar(app, owner, child.id, [file(Buffer.alloc(4097, 0xff))])
   t.equal(big.statusCode, 413, 'one byte over MAX_FILE_SIZE')
   t.equal(big.json().code, 'PAYLOAD_TOO_LARGE')
-  for (const [label, parts] of [
-    ['no file', []],
-    ['a field beside the file', [file(await image('png')), { name: 'visitId', value: '1' }]],
-    ['two files', [file(await image('png')), file(await image('png'))]]
-  ] as Array<[string, Part[]]>) {
+  for (const [label, parts, code] of [
+    ['no file', [], 'INVALID_BODY'],
+    ['a field beside the file', [file(await image('png')), { name: 'visitId', value: '1' }], 'VALIDATION_ERROR'],
+    ['two files', [file(await image('png')), file(await image('png'))], 'INVALID_BODY']
+  ] as Array<[string, Part[], string]>) {
     const res = await setAvatar(app, owner, child.id, parts)
     t.equal(res.statusCode, 400, label)
-    t.equal(res.json().code, 'INVALID_BODY')
+    t.equal(res.json().code, code, label)
+    if (code === 'VALIDATION_ERROR') t.same(res.json().details.issues, [{ path: '/body/visitId', message: 'is not allowed' }], 'naming the field')
   }
   const json = await call(app, owner, 'POST', `/api/children/${child.id}/avatar`, { file: 'x' })
   t.equal(json.statusCode, 415, 'a body that is not multipart')
