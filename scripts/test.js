@@ -24,6 +24,8 @@ const child = spawn(process.execPath, [tap, ...process.argv.slice(2)], {
     TEMP: run,
     TSX_DISABLE_CACHE: '1',
     DISABLE_V8_COMPILE_CACHE: '1',
+    // Node 22 keeps a module compile cache of its own there too.
+    NODE_DISABLE_COMPILE_CACHE: '1',
     JITI_FS_CACHE: 'false'
   }
 })
