@@ -23,6 +23,7 @@ import { buildApp } from '../app'
 import { createSql } from '../db/client'
 import { startEmbeddedDatabase } from '../db/embedded'
 import { loadConfig } from '../lib/config'
+import { request, withDatabase } from './lib/api'
 
 const USERS = 10
 const STREAMS_PER_USER = 5
@@ -44,22 +45,6 @@ interface Report {
   /** Changes that did not reach every stream within ARRIVAL_TIMEOUT_MS. */
   lost: number
   writesPerSecond: number
-}
-
-function withDatabase (url: string, name: string): string {
-  const target = new URL(url)
-  target.pathname = `/${name}`
-  return target.toString()
-}
-
-async function request (origin: string, method: string, url: string, token: string | null, body?: unknown): Promise<any> {
-  const res = await fetch(`${origin}${url}`, {
-    method,
-    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${await res.text()}`)
-  return res.json()
 }
 
 /** An open event stream that notes when each measurement arrives. */

@@ -26,6 +26,7 @@ import { buildApp, type App } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
 import { loadConfig } from '../lib/config'
 import { createSql } from '../db/client'
+import { request, withDatabase } from './lib/api'
 
 const CHILDREN = 5
 /** Visits, measurements, medical events and illnesses. */
@@ -49,22 +50,6 @@ interface Result {
 }
 
 const quiet = { info: () => {}, debug: () => {}, warn: (message: string) => console.error(message) }
-
-function withDatabase (url: string, name: string): string {
-  const target = new URL(url)
-  target.pathname = `/${name}`
-  return target.toString()
-}
-
-async function request (origin: string, method: string, url: string, token: string | null, body?: unknown): Promise<any> {
-  const res = await fetch(`${origin}${url}`, {
-    method,
-    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${await res.text()}`)
-  return res.json()
-}
 
 /**
  * Five children, `perKind` records of each kind each, and `filesMb` of

@@ -23,6 +23,7 @@ import { buildApp, type App } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
 import { createSql } from '../db/client'
 import { loadConfig } from '../lib/config'
+import { request, withDatabase } from './lib/api'
 
 const CHILDREN = 5
 const KINDS = 4
@@ -32,22 +33,6 @@ const FILE_MB = 2
 const SHARED_GROWTH = path.join(__dirname, '..', '..', 'shared', 'growth')
 
 const quiet = { info: () => {}, debug: () => {}, warn: (message: string) => console.error(message) }
-
-function withDatabase (url: string, name: string): string {
-  const target = new URL(url)
-  target.pathname = `/${name}`
-  return target.toString()
-}
-
-async function request (origin: string, method: string, url: string, token: string | null, body?: unknown): Promise<any> {
-  const res = await fetch(`${origin}${url}`, {
-    method,
-    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${await res.text()}`)
-  return res.json()
-}
 
 /** An app on a new scratch database of the server, listening on loopback. */
 async function serve (serverUrl: string, admin: ReturnType<typeof createSql>): Promise<{ app: App, origin: string, drop: () => Promise<void> }> {

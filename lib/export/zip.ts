@@ -13,7 +13,7 @@ export interface ArchivedFile {
 }
 
 /** Passes bytes through while counting them and taking their SHA-256. */
-class Digest extends Transform {
+export class Digest extends Transform {
   size = 0
   private readonly hash = createHash('sha256')
 

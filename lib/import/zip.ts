@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream'
+import { Writable, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import yauzl, { type Entry, type ZipFile } from 'yauzl'
+import { Digest } from '../export/zip'
 
 /** Why an archive cannot be imported: the message names the first problem found. */
 export class ArchiveProblem extends Error {}
@@ -21,21 +21,6 @@ export interface ZipLimits {
 export interface EntryDigest {
   size: number
   sha256: string
-}
-
-class Digest extends Transform {
-  size = 0
-  private readonly hash = createHash('sha256')
-
-  override _transform (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.size += chunk.length
-    this.hash.update(chunk)
-    done(null, chunk)
-  }
-
-  result (): EntryDigest {
-    return { size: this.size, sha256: this.hash.digest('hex') }
-  }
 }
 
 function openZip (file: string): Promise<ZipFile> {
@@ -128,7 +113,7 @@ export class ZipArchive {
       if (typeof code === 'string' && /^E[A-Z]+$/.test(code) && code !== 'EPIPE') throw error
       throw new ArchiveProblem(`the entry ${name} is damaged (${(error as Error).message})`)
     }
-    return digest.result()
+    return { size: digest.size, sha256: digest.sha256() }
   }
 
   /** An entry's size and SHA-256, its content read and dropped. */
