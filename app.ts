@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import configPlugin from './plugins/config'
 import type { Config } from './lib/config'
+import { logDestination } from './lib/log-destination'
 import errors, { JSON_BODY_LIMIT } from './plugins/errors'
 import validation, { buildValidator } from './plugins/validation'
 import security from './plugins/security'
@@ -95,7 +96,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       serializers: { req: loggedRequest },
-      ...(options.logStream !== undefined ? { stream: options.logStream } : {})
+      ...(options.logStream !== undefined ? { stream: options.logStream } : logDestination(config.production))
     },
     // A hop count is valid for proxy-addr, though Fastify's types only name the other forms.
     trustProxy: config.trustProxy as boolean | string[],

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import type { TSchema } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
 import { loadConfig, type Config } from './lib/config'
+import { stderrPriority } from './lib/log-destination'
 import type { Sql } from './db/client'
 import { buildValidator } from './plugins/validation'
 import { Email, Password, UserName } from './routes/auth/schemas'
@@ -53,10 +54,11 @@ interface Command {
   run: (values: Values, config: Config) => Promise<string>
 }
 
+// Under systemd (the backup timer), warnings and failures reach the journal at their own priority.
 const log = {
   info: (msg: string) => process.stderr.write(`${msg}\n`),
   debug: () => {},
-  warn: (msg: string) => process.stderr.write(`${msg}\n`)
+  warn: (msg: string) => process.stderr.write(`${stderrPriority(4)}${msg}\n`)
 }
 
 const PASSWORD_ENV = 'CHILD_HEALTH_PASSWORD'
@@ -248,12 +250,12 @@ async function main (argv: string[]): Promise<void> {
     throw new UsageError((error as Error).message)
   }
   const config = loadConfig()
-  containWriteAfterClose(message => process.stderr.write(`warning: ${message}\n`))
+  containWriteAfterClose(message => process.stderr.write(`${stderrPriority(4)}warning: ${message}\n`))
   process.stdout.write(`${await command.run(values, config)}\n`)
 }
 
 main(process.argv.slice(2)).then(() => process.exit(), error => {
   const message = error instanceof Error ? error.message : String(error)
-  process.stderr.write(`${message.split('\n')[0]}\n`)
+  process.stderr.write(`${stderrPriority(3)}${message.split('\n')[0]}\n`)
   process.exit(error instanceof UsageError ? 2 : 1)
 })

@@ -1,13 +1,14 @@
 import { buildApp } from './app'
 import { ConfigError, loadConfig, type Config } from './lib/config'
+import { stderrPriority } from './lib/log-destination'
 
 const DRAIN_MS = 10_000
 const GIVE_UP_MS = 20_000
 
-/** A start that fails says why in one line, without a stack trace. */
+/** A start that fails says why in one line, without a stack trace; in the journal, as an error. */
 function fail (error: unknown): never {
   const message = error instanceof Error ? error.message : String(error)
-  process.stderr.write(`${message.split('\n')[0]}\n`)
+  process.stderr.write(`${stderrPriority(3)}${message.split('\n')[0]}\n`)
   process.exit(1)
 }
 

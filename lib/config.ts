@@ -239,7 +239,7 @@ function jwt (env: Env, production: boolean, dataDir: string) {
 export function loadConfig (env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production'
   const dataDir = path.resolve(text(env, 'DATA_DIR') ?? './data')
-  const logLevel = oneOf(env, 'LOG_LEVEL', LOG_LEVELS, production ? 'error' : 'info')
+  const logLevel = oneOf(env, 'LOG_LEVEL', LOG_LEVELS, production ? 'warn' : 'info')
   const host = text(env, 'HOST') ?? '127.0.0.1'
   return {
     production,

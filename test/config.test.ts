@@ -32,7 +32,7 @@ t.test('production defaults', async t => {
   t.equal(config.production, true)
   t.equal(config.port, 3001)
   t.equal(config.host, '127.0.0.1')
-  t.equal(config.logLevel, 'error')
+  t.equal(config.logLevel, 'warn', 'warnings are logged, not only errors')
   t.equal(config.uploadDir, '/app/uploads')
   t.equal(config.avatarDir, '/app/avatars')
   t.equal(config.growthDataDir, '/app/growth')
