@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TProperties, type ObjectOptions, type StringOptions } from '@sinclair/typebox'
+import { Type, type TOptional, type TSchema, type TProperties, type ObjectOptions, type StringOptions } from '@sinclair/typebox'
 
 /** An id: an integer from 1 to 2147483647. */
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647 })
@@ -32,6 +32,16 @@ export function Nullable<T extends TSchema> (schema: T) {
   }
   return Type.Union([schema, Type.Null()])
 }
+
+/**
+ * A PATCH body's fields: every field of PUT, each optional. A field PUT
+ * requires is not nullable, so it can be changed but not cleared.
+ */
+export function patchFields<T extends TProperties> (fields: T): { [K in keyof T]: TOptional<T[K]> } {
+  return Object.fromEntries(Object.entries(fields).map(([name, schema]) => [name, Type.Optional(schema)])) as { [K in keyof T]: TOptional<T[K]> }
+}
+
+export const PATCH_RULE = 'An omitted field is kept and null clears it; a field the item must have cannot be cleared. An empty body changes nothing and records no change. If-Match as for PUT.'
 
 /** A password or token: never trimmed, never logged. */
 export function Secret (options: StringOptions = {}) {

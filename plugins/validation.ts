@@ -70,6 +70,13 @@ export function bodyValidator (schema: Schema): ValidateFunction {
   return createAjv(false).compile(schema)
 }
 
+/** Whether a schema takes null: an empty string may stand for null only there. */
+function allowsNull (schema: Schema | undefined): boolean {
+  if (schema === undefined) return true
+  if (schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'))) return true
+  return Array.isArray(schema.anyOf) && schema.anyOf.some((branch: Schema) => allowsNull(branch))
+}
+
 function pick (schema: Schema | undefined, value: unknown): Schema | undefined {
   if (schema?.anyOf === undefined) return schema
   const kind = Array.isArray(value) ? 'array' : typeof value
@@ -78,7 +85,8 @@ function pick (schema: Schema | undefined, value: unknown): Schema | undefined {
 
 /**
  * Trims every string of a body (secrets, marked `x-secret`, excepted) and turns an
- * empty optional string into null, following the route's own schema.
+ * empty optional string into null where the field takes null, following the
+ * route's own schema.
  */
 export function normalizeBody (value: unknown, schema: Schema | undefined, required = true): unknown {
   schema = pick(schema, value)
@@ -96,7 +104,9 @@ export function normalizeBody (value: unknown, schema: Schema | undefined, requi
     const requiredKeys: string[] = schema.required ?? []
     for (const key of Object.keys(object)) {
       if (Object.hasOwn(schema.properties, key)) {
-        object[key] = normalizeBody(object[key], schema.properties[key], requiredKeys.includes(key))
+        // A field that cannot be null keeps its empty string, and fails as too short (a PATCH's optional name, say).
+        const property = schema.properties[key]
+        object[key] = normalizeBody(object[key], property, requiredKeys.includes(key) || !allowsNull(property))
       }
     }
   }

@@ -5,14 +5,14 @@ import type { Db, Tx } from '../db/client'
 import { errors, withDetails } from '../lib/errors'
 import { present, type ChangeKind } from '../lib/kinds'
 import {
-  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, Pagination, StrictObject, WithETag, errorResponses
+  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, PATCH_RULE, Pagination, StrictObject, WithETag, errorResponses, patchFields
 } from '../lib/schemas'
 import { preconditionFailed } from '../plugins/access'
 import { createChecked } from '../sql/access'
 import { beginChange } from '../sql/changes'
 import { orderBy, type SortFields } from '../sql/list'
 import {
-  deleteRecord, findRecord, insertFrom, insertRecord, listBody, recordVersion, replaceRecord, visitOfChild, type RecordTableSpec
+  deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockRecord, recordVersion, replaceRecord, visitOfChild, type RecordTableSpec
 } from '../sql/records'
 import { historyRoute } from './history'
 
@@ -124,6 +124,7 @@ export function recordRoutes (spec: RecordSpec) {
   }
   const mainDate = spec.columns[spec.dates[0]]
   const body = StrictObject(spec.fields)
+  const patchBody = StrictObject(patchFields(spec.fields))
   const createBody = StrictObject({ ...spec.fields, ...spec.createFields })
   const flatCreateBody = StrictObject({ childId: Id, ...spec.fields, ...spec.createFields })
   const respond = (row: Values): Values => spec.toResponse?.(row) ?? row
@@ -240,6 +241,28 @@ export function recordRoutes (spec: RecordSpec) {
         return row as Values
       })
       return respond(replaced)
+    })
+
+    fastify.patch(`/api/${spec.path}/:id`, {
+      preHandler: record,
+      schema: { operationId: `update${spec.singular}`, tags, summary: `Change some fields of ${aNoun(spec)}`, description: `${PATCH_RULE} The rules between fields hold for the record as it would become.`, security, params: idParams, headers: ConditionalWrite, body: patchBody, response: { 200: ref, ...errorResponses(400, 401, 403, 404, 412) } }
+    }, async request => {
+      const changes = request.body as Values
+      const id = (request.params as { id: number }).id
+      const updated = await sql.begin(async tx => {
+        // The family's clock first, then the row: the order every write takes them in.
+        await beginChange(tx, request.scope.familyId, request.user.id)
+        const current = await lockRecord(tx, spec, id)
+        if (current === undefined) throw new errors.notFound(spec.singular)
+        const expected = request.scope.expectedVersion
+        if (expected !== null && current.version !== expected) throw preconditionFailed(current.version as number)
+        const merged: Values = {}
+        for (const field of spec.writable) merged[field] = Object.hasOwn(changes, field) ? changes[field] : current[field]
+        await checkRules(tx, spec, request, merged, request.scope.childId as number)
+        if (Object.keys(changes).length === 0) return current
+        return await replaceRecord(tx, spec, id, merged) as Values
+      })
+      return respond(updated)
     })
 
     fastify.delete(`/api/${spec.path}/:id`, {

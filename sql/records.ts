@@ -73,6 +73,12 @@ export async function insertRecord (db: Db, spec: RecordTableSpec, childId: numb
   return camelRow(spec, inserted)
 }
 
+/** A record, its row locked for the rest of the transaction; undefined when it is gone. */
+export async function lockRecord (db: Db, spec: RecordTableSpec, id: number): Promise<Record<string, unknown> | undefined> {
+  const [row] = await db`select ${db(snakeList(spec))} from ${db(spec.table)} where id = ${id} for update`
+  return row === undefined ? undefined : camelRow(spec, row)
+}
+
 /**
  * Replaces every writable column; an omitted optional field becomes null.
  * With `expectedVersion`, only while the record still has it: undefined otherwise.

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Tx } from '../../db/client'
 import { Type } from '@sinclair/typebox'
 import { errors, withDetails } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
 import {
-  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
+  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, PATCH_RULE, WithETag, errorResponses
 } from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
 import { notModified, preconditionFailed } from '../../plugins/access'
@@ -13,7 +14,7 @@ import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, li
 import { orderBy } from '../../sql/list'
 import { historyRoute } from '../history'
 import { latestAllowedDate } from '../records'
-import { ChildListQuery, ChildParams, CreateChildBody, ReplaceChildBody } from './schemas'
+import { ChildListQuery, ChildParams, CreateChildBody, PatchChildBody, ReplaceChildBody } from './schemas'
 
 function badBirth (message: string): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues: [{ path: '/body/dateOfBirth', message }] })
@@ -104,16 +105,53 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     const id = request.params.id
     if (dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
     return sql.begin(async tx => {
-      await beginChange(tx, request.scope.familyId, request.user.id)
-      const version = await lockChild(tx, id)
-      if (version === undefined) throw new errors.notFound('Child')
-      const expected = request.scope.expectedVersion
-      if (expected !== null && version !== expected) throw preconditionFailed(version)
-      const earliest = await earliestRecordDate(tx, id)
-      if (earliest !== null && dateOfBirth > earliest) throw badBirth(`must not be after the child's earliest record (${earliest})`)
+      await lockForWrite(tx, request, id)
+      await checkBirth(tx, id, dateOfBirth)
       return await replaceChild(tx, id, request.body) as NonNullable<Awaited<ReturnType<typeof replaceChild>>>
     })
   })
+
+  fastify.patch('/api/children/:id', {
+    preHandler: child,
+    schema: {
+      operationId: 'updateChild',
+      tags,
+      summary: 'Change some of a child\'s name, date of birth and sex',
+      description: `${PATCH_RULE} The date of birth may not be after the date of any of the child's records.`,
+      security,
+      params: ChildParams,
+      headers: ConditionalWrite,
+      body: PatchChildBody,
+      response: { 200: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404, 412) }
+    }
+  }, async request => {
+    const changes = request.body
+    const id = request.params.id
+    if (changes.dateOfBirth !== undefined && changes.dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
+    return sql.begin(async tx => {
+      await lockForWrite(tx, request, id)
+      const current = await findChild(tx, id) as NonNullable<Awaited<ReturnType<typeof findChild>>>
+      if (Object.keys(changes).length === 0) return current
+      if (changes.dateOfBirth !== undefined) await checkBirth(tx, id, changes.dateOfBirth)
+      const merged = { name: current.name, dateOfBirth: current.dateOfBirth, sex: current.sex, ...changes }
+      return await replaceChild(tx, id, merged) as NonNullable<Awaited<ReturnType<typeof replaceChild>>>
+    })
+  })
+
+  /** Takes the family's clock and the child's row, in the order every write takes them; 404 or 412 as the row stands. */
+  async function lockForWrite (tx: Tx, request: FastifyRequest, id: number): Promise<void> {
+    await beginChange(tx, request.scope.familyId, request.user.id)
+    const version = await lockChild(tx, id)
+    if (version === undefined) throw new errors.notFound('Child')
+    const expected = request.scope.expectedVersion
+    if (expected !== null && version !== expected) throw preconditionFailed(version)
+  }
+
+  /** A date of birth may not be after any of the child's records. */
+  async function checkBirth (tx: Tx, id: number, dateOfBirth: string): Promise<void> {
+    const earliest = await earliestRecordDate(tx, id)
+    if (earliest !== null && dateOfBirth > earliest) throw badBirth(`must not be after the child's earliest record (${earliest})`)
+  }
 
   fastify.delete('/api/children/:id', {
     preHandler: child,

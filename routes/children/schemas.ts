@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, IsoDate, ListOf, Name, Nullable, Pagination, StrictObject, Timestamp, Version } from '../../lib/schemas'
+import { Id, IsoDate, ListOf, Name, Nullable, Pagination, StrictObject, Timestamp, Version, patchFields } from '../../lib/schemas'
 
 export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
 
@@ -29,6 +29,8 @@ export const CreateChildBody = StrictObject({
 }, { description: '`familyId` may be left out when the caller belongs to exactly one family' })
 
 export const ReplaceChildBody = StrictObject(childFields)
+
+export const PatchChildBody = StrictObject(patchFields(childFields))
 
 export const ChildParams = StrictObject({ id: Id })
 
