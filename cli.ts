@@ -9,8 +9,10 @@ import { buildValidator } from './plugins/validation'
 import { Email, Password, UserName } from './routes/auth/schemas'
 import { hashPassword } from './lib/passwords'
 import { StrictObject } from './lib/schemas'
+import { plainArchive, type ArchiveSource } from './db/backup/archive'
 import { writeBackup } from './db/backup/backup'
 import { openDatabase } from './db/backup/database'
+import { isEncrypted, MIN_PASSPHRASE, openEncrypted, sealer } from './db/backup/encryption'
 import { megabytes, plural, stderrProgress } from './db/backup/progress'
 import { restoreBackup } from './db/backup/restore'
 import { backupTarget, pruneBackups } from './db/backup/target'
@@ -33,17 +35,22 @@ const USAGE = `usage: npm run cli -- <command> [options]   (or: node dist/cli.js
   reset-password --email <e-mail> [--password-stdin]
                       set a user's password and sign out every session of theirs
   migrate             apply pending schema migrations
-  backup --out <file or folder> [--keep <n>]
+  backup --out <file or folder> [--keep <n>] [--encrypt]
                       write a backup archive; into a folder (an existing one, or a name ending
-                      with / or given with --keep, made if missing), one per run, keeping the newest n
+                      with / or given with --keep, made if missing), one per run, keeping the newest n;
+                      --encrypt: encrypt it with a passphrase (AES-256-GCM), named .tar.enc in a folder
   restore --in <file> [--replace]
-                      restore a backup into an empty instance (--replace: replace everything in it)
+                      restore a backup into an empty instance (--replace: replace everything in it);
+                      an encrypted backup asks for its passphrase
   import --in <file> --owner <e-mail>
                       import a family archive (GET /api/families/:id/export) as a new family of that user
 
 The password is read from standard input with --password-stdin (typed twice,
-without echo, on a terminal) or from CHILD_HEALTH_PASSWORD. Every other setting
-comes from the environment, as for the server.`
+without echo, on a terminal) or from CHILD_HEALTH_PASSWORD. A backup's
+passphrase is read from standard input (typed without echo on a terminal,
+twice for a new backup) and has at least ${MIN_PASSPHRASE} characters. Backups hold
+password hashes and sessions: keep them encrypted or in a private place.
+Every other setting comes from the environment, as for the server.`
 
 class UsageError extends Error {}
 
@@ -92,12 +99,12 @@ function promptHidden (question: string): Promise<string> {
   })
 }
 
-async function readStdin (): Promise<string> {
+async function readStdin (what: string): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of process.stdin) {
     size += chunk.length
-    if (size > MAX_STDIN_BYTES) throw new UsageError('the password on standard input is too long')
+    if (size > MAX_STDIN_BYTES) throw new UsageError(`the ${what} on standard input is too long`)
     chunks.push(chunk)
   }
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
@@ -110,10 +117,42 @@ async function readPassword (fromStdin: boolean): Promise<string> {
     if (await promptHidden('Repeat it: ') !== password) throw new UsageError('the two passwords differ')
     return password
   }
-  if (fromStdin) return readStdin()
+  if (fromStdin) return readStdin('password')
   const fromEnv = process.env[PASSWORD_ENV]
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv
   throw new UsageError(`give the password on standard input with --password-stdin, or in ${PASSWORD_ENV}`)
+}
+
+/**
+ * A backup's passphrase, from standard input: all of it, less one line break
+ * at the end. On a terminal it is typed without echo, twice for a new backup.
+ */
+async function readPassphrase (forNewBackup: boolean): Promise<string> {
+  let passphrase: string
+  if (process.stdin.isTTY) {
+    passphrase = await promptHidden('passphrase: ')
+    if (forNewBackup && passphrase !== '' && await promptHidden('repeat it: ') !== passphrase) throw new UsageError('the two passphrases differ')
+  } else {
+    passphrase = await readStdin('passphrase')
+  }
+  if (passphrase === '') {
+    throw new UsageError(forNewBackup
+      ? 'an encrypted backup needs a passphrase: give it on standard input'
+      : 'this backup is encrypted: give its passphrase on standard input')
+  }
+  if (forNewBackup && [...passphrase].length < MIN_PASSPHRASE) throw new UsageError(`the passphrase is too short: use at least ${MIN_PASSPHRASE} characters`)
+  return passphrase
+}
+
+/** The backup file to restore; an encrypted one is opened with its passphrase. */
+async function openBackup (file: string): Promise<ArchiveSource> {
+  try {
+    if (!await isEncrypted(file)) return await plainArchive(file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`there is no file ${file}`)
+    throw error
+  }
+  return openEncrypted(file, await readPassphrase(false))
 }
 
 function option (values: Values, name: string): string {
@@ -184,30 +223,33 @@ const commands: Record<string, Command> = {
     })
   },
   backup: {
-    options: { out: { type: 'string' }, keep: { type: 'string' } },
+    options: { out: { type: 'string' }, keep: { type: 'string' }, encrypt: { type: 'boolean' } },
     async run (values, config) {
       const keep = values.keep === undefined ? null : Number(values.keep)
       if (keep !== null && !(Number.isInteger(keep) && keep >= 1)) throw new UsageError('--keep must be a whole number of 1 or more')
       const out = option(values, 'out')
-      const target = await backupTarget(path.resolve(out), keep !== null || /[/\\]$/.test(out))
+      // The passphrase is checked before anything is written.
+      const encryption = values.encrypt === true ? await sealer(await readPassphrase(true)) : undefined
+      const target = await backupTarget(path.resolve(out), keep !== null || /[/\\]$/.test(out), new Date(), encryption === undefined ? '' : '.enc')
       if (target === null) throw new UsageError(`--out ${out} is a file: name a folder to keep backups in`)
       const { file, folder } = target
       const roots = { uploads: config.uploadDir, avatars: config.avatarDir }
-      const manifest = await withDatabase(config, sql => writeBackup(sql, file, { roots, serviceVersion: config.version, progress: stderrProgress('backup') }))
+      const manifest = await withDatabase(config, sql => writeBackup(sql, file, { roots, serviceVersion: config.version, progress: stderrProgress('backup'), encryption }))
       if (folder !== null && keep !== null) {
         for (const name of await pruneBackups(folder, keep)) log.info(`backup: removed the old backup ${name}`)
       }
       const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0)
       const bytes = manifest.files.reduce((sum, item) => sum + item.bytes, 0)
-      return `backup written to ${file}: ${plural(rows, 'row')} in ${plural(manifest.tables.length, 'table')}, ${plural(manifest.files.length, 'file')} (${megabytes(bytes)})`
+      return `backup written to ${file}${encryption === undefined ? '' : ', encrypted'}: ${plural(rows, 'row')} in ${plural(manifest.tables.length, 'table')}, ${plural(manifest.files.length, 'file')} (${megabytes(bytes)})`
     }
   },
   restore: {
     options: { in: { type: 'string' }, replace: { type: 'boolean' } },
     async run (values, config) {
-      const file = path.resolve(option(values, 'in'))
+      // The passphrase is checked before the database is opened.
+      const archive = await openBackup(path.resolve(option(values, 'in')))
       const roots = { uploads: config.uploadDir, avatars: config.avatarDir }
-      const manifest = await withDatabase(config, sql => restoreBackup(sql, file, { roots, replace: values.replace === true, progress: stderrProgress('restore') }))
+      const manifest = await withDatabase(config, sql => restoreBackup(sql, archive, { roots, replace: values.replace === true, progress: stderrProgress('restore') }))
       const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0)
       return `restored the backup of ${manifest.createdAt}: ${plural(rows, 'row')}, ${plural(manifest.files.length, 'file')}`
     }

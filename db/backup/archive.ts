@@ -1,5 +1,6 @@
 import { createHash, type Hash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream'
 import tar from 'tar-stream'
 import type { SequenceValue } from './tables'
@@ -90,10 +91,23 @@ export interface ArchiveEntry {
   content: AsyncIterable<Buffer>
 }
 
+/** Where an archive's bytes come from: a plain file, or an encrypted one decrypted as it is read. */
+export interface ArchiveSource {
+  /** The archive's size in bytes. */
+  size: number
+  /** A new stream of the archive's bytes from the start; it can be opened again. */
+  open: () => Readable
+}
+
+export async function plainArchive (file: string): Promise<ArchiveSource> {
+  const { size } = await stat(file)
+  return { size, open: () => createReadStream(file) }
+}
+
 /** The entries of an archive in order; each must be read (or drained) before the next. */
-export async function * readArchive (file: string): AsyncGenerator<ArchiveEntry> {
+export async function * readArchive (archive: ArchiveSource): AsyncGenerator<ArchiveEntry> {
   const extract = tar.extract()
-  const source = createReadStream(file)
+  const source = archive.open()
   source.on('error', error => extract.destroy(error))
   source.pipe(extract as unknown as Writable)
   try {

@@ -1,10 +1,12 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { chmod, open, rename, rm } from 'node:fs/promises'
-import { Readable } from 'node:stream'
+import { pipeline as pipelineStreams, Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import tar from 'tar-stream'
 import type { Sql, Tx } from '../client'
 import { addEntry, Digest, FORMAT, FORMAT_VERSION, MANIFEST, MANIFEST_SUM, sha256, tableEntry, type FileEntry, type Manifest, type TableEntry } from './archive'
+import type { Sealer } from './encryption'
 import { storedFiles, type FileRoots, type StoredFile } from './files'
 import { megabytes, plural, type Progress } from './progress'
 import { appliedMigrations, columnList, dataTables, quoteName, sequenceValues, type TableInfo } from './tables'
@@ -13,15 +15,24 @@ export interface BackupOptions {
   roots: FileRoots
   serviceVersion: string
   progress: Progress
+  /** Encrypts the archive as it is written. */
+  encryption?: Sealer
 }
 
-/** The rows go through a spool file readable by its owner only, since a tar entry needs its size first. */
+/**
+ * The rows go through a spool file readable by its owner only, since a tar
+ * entry needs its size first. The spool is encrypted with a key kept in
+ * memory only, so that no rows lie on disk in plain text, even for a moment.
+ */
 async function backupTable (tx: Tx, pack: tar.Pack, table: TableInfo, spool: string): Promise<TableEntry> {
   const digest = new Digest()
+  const key = randomBytes(32)
+  const iv = randomBytes(16)
   const rows = await tx.unsafe(`copy ${quoteName(table.name)} (${columnList(table)}) to stdout`).readable()
-  await pipeline(rows, digest, createWriteStream(spool, { mode: 0o600 }))
+  await pipeline(rows, digest, createCipheriv('aes-256-ctr', key, iv), createWriteStream(spool, { mode: 0o600 }))
   const entry = tableEntry(table.name)
-  await addEntry(pack, { name: entry, size: digest.bytes, mode: 0o600 }, createReadStream(spool))
+  const content = pipelineStreams(createReadStream(spool), createDecipheriv('aes-256-ctr', key, iv), () => {})
+  await addEntry(pack, { name: entry, size: digest.bytes, mode: 0o600 }, content)
   return { name: table.name, entry, columns: table.columns, rows: digest.lines, bytes: digest.bytes, sha256: digest.sha256() }
 }
 
@@ -62,15 +73,19 @@ async function backupFiles (pack: tar.Pack, files: StoredFile[], progress: Progr
 /**
  * Writes a backup to `out`: every table from one REPEATABLE READ snapshot,
  * every stored file, then the manifest. The archive is written beside `out`
- * and renamed into place once complete, readable by its owner only.
+ * and renamed into place once complete, readable by its owner only; with
+ * `encryption`, it is encrypted as it is written.
  */
-export async function writeBackup (sql: Sql, out: string, { roots, serviceVersion, progress }: BackupOptions): Promise<Manifest> {
+export async function writeBackup (sql: Sql, out: string, { roots, serviceVersion, progress, encryption }: BackupOptions): Promise<Manifest> {
   const partial = `${out}.partial`
   const spool = `${out}.spool`
   await rm(partial, { force: true })
   await rm(spool, { force: true })
   const pack = tar.pack()
-  const written = pipeline(pack as unknown as Readable, createWriteStream(partial, { mode: 0o600 }))
+  const file = createWriteStream(partial, { mode: 0o600 })
+  const written = encryption === undefined
+    ? pipeline(pack as unknown as Readable, file)
+    : pipeline(pack as unknown as Readable, encryption.stream(), file)
   written.catch(() => {})
   try {
     const snapshot = await sql.begin('isolation level repeatable read read only', async tx => {

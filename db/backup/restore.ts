@@ -2,7 +2,7 @@ import { createWriteStream, existsSync } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import type { Sql, Tx } from '../client'
-import { Digest, readArchive, type Manifest, type TableEntry } from './archive'
+import { Digest, readArchive, type ArchiveSource, type Manifest, type TableEntry } from './archive'
 import { filePath, stagingName, storedFiles, type FileRoots } from './files'
 import { plural, type Progress } from './progress'
 import { anyRows, appliedMigrations, columnList, dataTables, quoteName, restoreSequences, type TableInfo } from './tables'
@@ -83,15 +83,16 @@ async function stageFile (content: AsyncIterable<Buffer>, file: string, mode: nu
  * whole archive is checked first; then, in one transaction with the tables
  * locked against writes, the rows are loaded with their ids, the sequences
  * moved past them and the files put in place. A failure leaves the instance
- * as it was.
+ * as it was. An encrypted backup is decrypted as it is read, both times; its
+ * plaintext is never written to disk.
  */
-export async function restoreBackup (sql: Sql, file: string, { roots, replace, progress }: RestoreOptions): Promise<Manifest> {
+export async function restoreBackup (sql: Sql, archive: ArchiveSource, { roots, replace, progress }: RestoreOptions): Promise<Manifest> {
   const applied = await appliedMigrations(sql)
   if (applied === null) throw new Error('the database has no schema yet: run the migrate command first, then restore')
   const tables = await dataTables(sql)
   if (!replace) await refuseNonEmpty(sql, tables, roots)
 
-  const manifest = await verifyArchive(file, progress)
+  const manifest = await verifyArchive(archive, progress)
   checkSchema(manifest, applied, tables)
   const byEntry = new Map(manifest.tables.map(table => [table.entry, table]))
   const files = new Map(manifest.files.map(item => [item.entry, { ...item, file: filePath(roots, item.entry) }]))
@@ -109,7 +110,7 @@ export async function restoreBackup (sql: Sql, file: string, { roots, replace, p
       await tx.unsafe(`lock table ${names} in exclusive mode`)
       if (replace) await tx.unsafe(`truncate ${names} restart identity`)
       else await refuseNonEmpty(tx, tables, roots)
-      for await (const entry of readArchive(file)) {
+      for await (const entry of readArchive(archive)) {
         const table = byEntry.get(entry.name)
         const stored = files.get(entry.name)
         if (table !== undefined) {

@@ -1,7 +1,8 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 
-const SCHEDULED = /^child-health-\d{8}-\d{6}\.tar$/
+/** The names `backupTarget` gives in a folder: plain archives and encrypted ones. */
+const SCHEDULED = /^child-health-(\d{8}-\d{6})\.tar(\.enc)?$/
 
 function stamp (date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
@@ -9,13 +10,14 @@ function stamp (date: Date): string {
 
 /**
  * `--out` names the archive, or a folder that gets one archive per run named
- * after its time (UTC): an existing folder, or, when `asFolder` (the name ends
- * with a slash, or old archives are to be pruned), one made if missing. A
- * file where a folder is meant answers null.
+ * after its time (UTC), with `suffix` (`.enc` for an encrypted one) appended:
+ * an existing folder, or, when `asFolder` (the name ends with a slash, or old
+ * archives are to be pruned), one made if missing. A name given for the file
+ * is used as given. A file where a folder is meant answers null.
  */
-export async function backupTarget (out: string, asFolder = false, now = new Date()): Promise<{ file: string, folder: string | null } | null> {
+export async function backupTarget (out: string, asFolder = false, now = new Date(), suffix = ''): Promise<{ file: string, folder: string | null } | null> {
   const found = await stat(out).catch(() => null)
-  const inFolder = (folder: string) => ({ file: path.join(folder, `child-health-${stamp(now)}.tar`), folder })
+  const inFolder = (folder: string) => ({ file: path.join(folder, `child-health-${stamp(now)}.tar${suffix}`), folder })
   if (found?.isDirectory() === true) return inFolder(out)
   if (!asFolder) return { file: out, folder: null }
   if (found !== null) return null
@@ -23,10 +25,19 @@ export async function backupTarget (out: string, asFolder = false, now = new Dat
   return inFolder(out)
 }
 
-/** Removes all but the newest `keep` archives that `backupTarget` named in a folder. Answers the names removed. */
+/**
+ * Removes all but the newest `keep` archives that `backupTarget` named in a
+ * folder, plain and encrypted counted together. Nothing else is touched: no
+ * other name, nor anything that is not a regular file. Answers the names removed.
+ */
 export async function pruneBackups (folder: string, keep: number): Promise<string[]> {
-  const names = (await readdir(folder)).filter(name => SCHEDULED.test(name)).sort().reverse()
-  const removed = names.slice(keep)
+  const found = (await readdir(folder, { withFileTypes: true }))
+    .filter(item => item.isFile())
+    .map(item => ({ name: item.name, time: SCHEDULED.exec(item.name)?.[1] }))
+    .filter((item): item is { name: string, time: string } => item.time !== undefined)
+  // Newest first, by the time in the name; for the same time, by name.
+  found.sort((a, b) => a.time === b.time ? b.name.localeCompare(a.name) : b.time.localeCompare(a.time))
+  const removed = found.slice(keep).map(item => item.name)
   for (const name of removed) await rm(path.join(folder, name), { force: true })
   return removed
 }

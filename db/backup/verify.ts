@@ -1,5 +1,5 @@
-import { stat } from 'node:fs/promises'
-import { Digest, FORMAT, FORMAT_VERSION, MANIFEST, MANIFEST_SUM, readArchive, sha256, type Manifest } from './archive'
+import { Digest, FORMAT, FORMAT_VERSION, MANIFEST, MANIFEST_SUM, readArchive, sha256, type ArchiveSource, type Manifest } from './archive'
+import { DamagedBackupError } from './encryption'
 import { megabytes, type Progress } from './progress'
 
 const MAX_MANIFEST_BYTES = 256 * 1024 * 1024
@@ -36,14 +36,14 @@ function parseManifest (content: string | null, sum: string | null): Manifest {
  * Reads the whole archive and checks every entry against the manifest: its
  * SHA-256, its size, nothing missing and nothing extra.
  */
-export async function verifyArchive (file: string, progress: Progress): Promise<Manifest> {
-  const total = (await stat(file)).size
+export async function verifyArchive (archive: ArchiveSource, progress: Progress): Promise<Manifest> {
+  const total = archive.size
   const found = new Map<string, { bytes: number, sha256: string }>()
   let manifestText: string | null = null
   let manifestSum: string | null = null
   let read = 0
   try {
-    for await (const entry of readArchive(file)) {
+    for await (const entry of readArchive(archive)) {
       if (found.has(entry.name) || (entry.name === MANIFEST && manifestText !== null)) throw new DamagedArchiveError(`${entry.name} appears twice`)
       if (entry.name === MANIFEST) manifestText = await text(entry.content, entry.size, entry.name)
       else if (entry.name === MANIFEST_SUM) manifestSum = await text(entry.content, entry.size, entry.name)
@@ -56,7 +56,7 @@ export async function verifyArchive (file: string, progress: Progress): Promise<
       progress.tick(() => `checked ${megabytes(read)} of ${megabytes(total)}`)
     }
   } catch (error) {
-    if (error instanceof DamagedArchiveError || !(error instanceof Error)) throw error
+    if (error instanceof DamagedArchiveError || error instanceof DamagedBackupError || !(error instanceof Error)) throw error
     throw new DamagedArchiveError(error.message)
   }
   const manifest = parseManifest(manifestText, manifestSum)
