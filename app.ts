@@ -26,10 +26,12 @@ import measurements from './routes/measurements'
 import visits from './routes/visits'
 import medicalEvents from './routes/medical-events'
 import illnesses from './routes/illnesses'
+import temperatures from './routes/temperatures'
 import attachments from './routes/attachments'
 import avatars from './routes/avatars'
 import staticFiles from './routes/static'
 import childGrowth from './routes/growth'
+import dueVaccines from './routes/due'
 import health from './routes/health'
 import docs from './routes/docs'
 import growthStandards from './routes/growth-standards'
@@ -163,9 +165,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(visits)
     await api.register(medicalEvents)
     await api.register(illnesses)
+    await api.register(temperatures)
     await api.register(attachments)
     await api.register(avatars)
     await api.register(childGrowth)
+    await api.register(dueVaccines)
     await api.register(exportRoutes)
     await api.register(changes)
   })

@@ -5,14 +5,14 @@
  */
 
 /** The kinds that change, as the changes feed names them. */
-export const CHANGE_KINDS = ['family', 'member', 'child', 'measurement', 'visit', 'medicalEvent', 'illness', 'attachment'] as const
+export const CHANGE_KINDS = ['family', 'member', 'child', 'measurement', 'visit', 'medicalEvent', 'illness', 'attachment', 'temperature'] as const
 export type ChangeKind = typeof CHANGE_KINDS[number]
 
 /** The kinds of a child's records that have the same routes (list, create, read, replace, delete). */
-export type RecordKind = 'measurement' | 'visit' | 'medicalEvent' | 'illness'
+export type RecordKind = 'measurement' | 'visit' | 'medicalEvent' | 'illness' | 'temperature'
 
-/** Tables of records that belong to a child. */
-export type RecordTable = 'measurements' | 'visits' | 'medical_events' | 'illnesses' | 'attachments'
+/** Tables of records that belong to a child (a temperature reading through its illness too). */
+export type RecordTable = 'measurements' | 'visits' | 'medical_events' | 'illnesses' | 'attachments' | 'temperatures'
 
 export const measurementColumns = {
   id: 'id',
@@ -48,6 +48,10 @@ export const medicalEventColumns = {
   name: 'name',
   description: 'description',
   visitId: 'visit_id',
+  doseNumber: 'dose_number',
+  lotNumber: 'lot_number',
+  site: 'site',
+  nextDueDate: 'next_due_date',
   version: 'version',
   createdAt: 'created_at',
   updatedAt: 'updated_at'
@@ -62,6 +66,7 @@ export const illnessColumns = {
   symptoms: 'symptoms',
   medications: 'medications',
   temperatureC: 'temperature_c',
+  maxTemperatureC: 'max_temperature_c',
   visitId: 'visit_id',
   notes: 'notes',
   version: 'version',
@@ -69,9 +74,31 @@ export const illnessColumns = {
   updatedAt: 'updated_at'
 }
 
-/** An illness answers its status, derived from its end date. */
+export const temperatureColumns = {
+  id: 'id',
+  childId: 'child_id',
+  illnessId: 'illness_id',
+  takenAt: 'taken_at',
+  temperatureC: 'temperature_c',
+  method: 'method',
+  notes: 'notes',
+  version: 'version',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at'
+}
+
+/**
+ * An illness answers its status, derived from its end date, and as its
+ * `temperatureC` its highest reading while it has readings, the temperature
+ * stored with it otherwise.
+ */
 export function withIllnessStatus<T extends Record<string, unknown>> (row: T): T & { status: 'current' | 'finished' } {
-  return { ...row, status: row.endDate === null || row.endDate === undefined ? 'current' : 'finished' }
+  const highest = row.maxTemperatureC ?? null
+  return {
+    ...row,
+    ...(highest === null ? {} : { temperatureC: highest }),
+    status: row.endDate === null || row.endDate === undefined ? 'current' : 'finished'
+  }
 }
 
 /** The table of each kind of record, and the route segment it is reached by. */
@@ -80,6 +107,7 @@ export const RECORD_TABLES: Record<RecordKind | 'attachment', { table: RecordTab
   visit: { table: 'visits', path: 'visits' },
   medicalEvent: { table: 'medical_events', path: 'medical-events' },
   illness: { table: 'illnesses', path: 'illnesses' },
+  temperature: { table: 'temperatures', path: 'temperatures' },
   attachment: { table: 'attachments', path: 'attachments' }
 }
 
@@ -103,7 +131,8 @@ const RECORD_COLUMNS: Record<RecordKind, Record<string, string>> = {
   measurement: measurementColumns,
   visit: visitColumns,
   medicalEvent: medicalEventColumns,
-  illness: illnessColumns
+  illness: illnessColumns,
+  temperature: temperatureColumns
 }
 
 /**
@@ -132,6 +161,8 @@ export function present (kind: ChangeKind, row: Row): Row {
         dateOfBirth: row.date_of_birth,
         sex: row.sex,
         avatarUrl: row.avatar_name === null || row.avatar_name === undefined ? null : `/avatars/${row.avatar_name as string}`,
+        gestationalAgeAtBirthWeeks: row.gestational_age_weeks ?? null,
+        gestationalAgeAtBirthDays: row.gestational_age_days ?? null,
         version: row.version,
         createdAt: row.created_at,
         updatedAt: row.updated_at
@@ -152,6 +183,8 @@ export function present (kind: ChangeKind, row: Row): Row {
       }, ['createdAt'])
     case 'illness':
       return withIllnessStatus(timestamps(camel(illnessColumns, row), ['createdAt', 'updatedAt']))
+    case 'temperature':
+      return timestamps(camel(temperatureColumns, row), ['takenAt', 'createdAt', 'updatedAt'])
     default:
       return timestamps(camel(RECORD_COLUMNS[kind], row), ['createdAt', 'updatedAt'])
   }

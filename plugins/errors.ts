@@ -88,7 +88,8 @@ export function schemaIssues (all: SchemaError[], under: string): Issue[] {
       path += `/${String(params.additionalProperty)}`
       message = 'is not allowed'
     } else if (item.keyword === 'enum' && Array.isArray(params.allowedValues)) {
-      message = `must be one of ${params.allowedValues.join(', ')}`
+      // A nullable enum lists null among its values; null is not a value to name.
+      message = `must be one of ${params.allowedValues.filter(value => value !== null).join(', ')}`
     } else if ((item.keyword === 'format' && params.format === 'date') || (item.keyword === 'pattern' && params.pattern === DATE_PATTERN)) {
       // One message for a date, whichever of its rules it breaks, and never a regular expression.
       message = 'must be a date YYYY-MM-DD'

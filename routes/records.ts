@@ -3,7 +3,7 @@ import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/ty
 import type { PendingQuery, Row } from 'postgres'
 import type { Db, Tx } from '../db/client'
 import { errors, withDetails } from '../lib/errors'
-import { present, type ChangeKind } from '../lib/kinds'
+import { present, type ChangeKind, type RecordTable } from '../lib/kinds'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, PATCH_RULE, Pagination, StrictObject, WithETag, errorResponses, patchFields
 } from '../lib/schemas'
@@ -24,6 +24,24 @@ export interface Issue {
   message: string
 }
 
+/**
+ * The record a kind is listed and created under, instead of its child (a
+ * temperature reading under its illness): the kind is then reached as
+ * `/api/{parent path}/:{param}/{kind}` and `/api/{kind}/:id`, within the
+ * family scope of the parent's child. The table's `listedBy` names the link.
+ */
+export interface ParentSpec {
+  /** The parent's URL segment, e.g. `illnesses`. */
+  path: string
+  /** The path parameter of the parent's id, e.g. `illnessId`. */
+  param: string
+  table: RecordTable
+  /** The parent's name, as in its schema: `Illness`. */
+  singular: string
+  /** The column that links a record to its parent. */
+  column: string
+}
+
 /** What makes one kind of a child's records: its names, schemas, columns, filters and rules. */
 export interface RecordSpec extends RecordTableSpec {
   /** The kind, as the change log names it. */
@@ -32,6 +50,12 @@ export interface RecordSpec extends RecordTableSpec {
   path: string
   singular: string
   plural: string
+  /** The kind in a sentence, when its singular is not: `temperature reading`. */
+  noun?: string
+  /** Listed and created under this record instead of under the child. */
+  parent?: ParentSpec
+  /** What the OpenAPI document says of the list and the create, besides their summaries. */
+  descriptions?: { list?: string, create?: string }
   /** The response schema, named by `$id`. */
   schema: TObject
   /** Body fields of POST and PUT, without `childId`. */
@@ -40,6 +64,13 @@ export interface RecordSpec extends RecordTableSpec {
   createFields?: TProperties
   /** Date fields that must lie between the child's birth and tomorrow. */
   dates: string[]
+  /**
+   * Timestamp fields (RFC 3339) that must lie between the start of the
+   * child's date of birth in the earliest time zone (00:00 at UTC+14) and a
+   * day after now. The first is the main date of a kind without `dates`:
+   * `from` and `to` filter on its date in UTC.
+   */
+  timestamps?: string[]
   sorts: SortFields
   defaultSort: string
   /** Extra query filters and their SQL. */
@@ -58,7 +89,7 @@ export interface RecordSpec extends RecordTableSpec {
 
 /** The kind's name in a sentence: `medical event`. */
 function noun (spec: RecordSpec): string {
-  return spec.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
+  return spec.noun ?? spec.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
 }
 
 /** The kind's name with its article: `a visit`, `an illness`. */
@@ -94,8 +125,28 @@ export function ruleIssues (spec: RecordSpec, body: Values, birth: string | null
     if (birth !== null && value < birth) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
     if (value > latest) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
   }
+  for (const field of spec.timestamps ?? []) {
+    const value = body[field]
+    if (typeof value !== 'string') continue
+    const at = Date.parse(value)
+    if (Number.isNaN(at)) {
+      issues.push({ path: `/body/${field}`, message: 'must be a date and time (RFC 3339, e.g. 2024-05-17T08:30:00Z)' })
+      continue
+    }
+    if (birth !== null && at < earliestInstantOf(birth)) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
+    if (at > Date.now() + DAY_MS) issues.push({ path: `/body/${field}`, message: 'must not be more than a day in the future' })
+  }
   if (!visitOk) issues.push(NOT_A_VISIT_OF_THE_CHILD)
   return issues
+}
+
+const DAY_MS = 86400000
+/** UTC+14, the earliest time zone: a day starts there 14 hours before it starts in UTC. */
+const EARLIEST_OFFSET_MS = 14 * 3600000
+
+/** The first instant of a date anywhere on Earth. */
+function earliestInstantOf (date: string): number {
+  return Date.parse(`${date}T00:00:00Z`) - EARLIEST_OFFSET_MS
 }
 
 /** The rules between records: dates within the child's life, links to a visit of the same child. */
@@ -122,7 +173,9 @@ export function recordRoutes (spec: RecordSpec) {
     to: Type.Optional(IsoDate),
     ...spec.filters
   }
-  const mainDate = spec.columns[spec.dates[0]]
+  const datedBy = spec.dates[0] ?? spec.timestamps?.[0]
+  const mainDate = datedBy === undefined ? undefined : spec.columns[datedBy]
+  const mainIsTimestamp = spec.dates.length === 0
   const body = StrictObject(spec.fields)
   const patchBody = StrictObject(patchFields(spec.fields))
   const createBody = StrictObject({ ...spec.fields, ...spec.createFields })
@@ -140,12 +193,19 @@ export function recordRoutes (spec: RecordSpec) {
       const query = request.query as Values
       const { limit = 50, offset = 0 } = query as { limit?: number, offset?: number }
       const filters: Fragment[] = []
-      if (query.from !== undefined) filters.push(sql`and ${sql(mainDate)} >= ${query.from as string}`)
-      if (query.to !== undefined) filters.push(sql`and ${sql(mainDate)} <= ${query.to as string}`)
+      if (mainDate !== undefined && mainIsTimestamp) {
+        // Dates of a timestamp are UTC dates, whatever time zone the database runs in.
+        if (query.from !== undefined) filters.push(sql`and ${sql(mainDate)} >= (${query.from as string}::date)::timestamp at time zone 'UTC'`)
+        if (query.to !== undefined) filters.push(sql`and ${sql(mainDate)} < (${query.to as string}::date + 1)::timestamp at time zone 'UTC'`)
+      } else if (mainDate !== undefined) {
+        if (query.from !== undefined) filters.push(sql`and ${sql(mainDate)} >= ${query.from as string}`)
+        if (query.to !== undefined) filters.push(sql`and ${sql(mainDate)} <= ${query.to as string}`)
+      }
       filters.push(...(spec.filterSql?.(sql, query) ?? []))
       const order = orderBy(sql, (query.sort as string | undefined) ?? spec.defaultSort, spec.sorts)
-      const childId = ((request.params as Values).childId ?? query.childId) as number
-      return listBody(sql, spec, childId, filters, order, limit, offset, spec.derivedSql)
+      const params = request.params as Values
+      const ownerId = (spec.parent !== undefined ? params[spec.parent.param] : params.childId ?? query.childId) as number
+      return listBody(sql, spec, ownerId, filters, order, limit, offset, spec.derivedSql)
     }
 
     /** A list: the session, the scope, the clock and, unless an answer is held, the page, in one statement. */
@@ -198,25 +258,61 @@ export function recordRoutes (spec: RecordSpec) {
     const childParams = StrictObject({ childId: Id })
     const idParams = StrictObject({ id: Id })
 
-    fastify.get(`/api/children/:childId/${spec.path}`, {
-      preHandler: child('params.childId'),
-      schema: { operationId: `listChild${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}`, security, params: childParams, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
-    }, list)
+    if (spec.parent !== undefined) {
+      parentRoutes(spec.parent)
+    } else {
+      childRoutes()
+    }
 
-    fastify.post(`/api/children/:childId/${spec.path}`, {
-      preHandler: createIn('params.childId'),
-      schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to a child`, description: ONE_STATEMENT, security, params: childParams, body: createBody, response: createResponses }
-    }, create)
+    /** The lists and creates under the child, and flat with childId. */
+    function childRoutes (): void {
+      fastify.get(`/api/children/:childId/${spec.path}`, {
+        preHandler: child('params.childId'),
+        schema: { operationId: `listChild${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}`, security, params: childParams, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
+      }, list)
 
-    fastify.get(`/api/${spec.path}`, {
-      preHandler: child('query.childId'),
-      schema: { operationId: `list${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}, by childId`, security, querystring: Type.Object({ childId: Id, ...listQuery }), headers: ConditionalRead, response: listResponses }
-    }, list)
+      fastify.post(`/api/children/:childId/${spec.path}`, {
+        preHandler: createIn('params.childId'),
+        schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to a child`, description: ONE_STATEMENT, security, params: childParams, body: createBody, response: createResponses }
+      }, create)
 
-    fastify.post(`/api/${spec.path}`, {
-      preHandler: createIn('body.childId'),
-      schema: { operationId: `create${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to the child named by childId`, description: ONE_STATEMENT, security, body: flatCreateBody, response: createResponses }
-    }, create)
+      fastify.get(`/api/${spec.path}`, {
+        preHandler: child('query.childId'),
+        schema: { operationId: `list${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}, by childId`, security, querystring: Type.Object({ childId: Id, ...listQuery }), headers: ConditionalRead, response: listResponses }
+      }, list)
+
+      fastify.post(`/api/${spec.path}`, {
+        preHandler: createIn('body.childId'),
+        schema: { operationId: `create${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to the child named by childId`, description: ONE_STATEMENT, security, body: flatCreateBody, response: createResponses }
+      }, create)
+    }
+
+    /** The list and the create under the parent record, in the family scope of the parent's child. */
+    function parentRoutes (parent: ParentSpec): void {
+      const at = `params.${parent.param}` as const
+      const params = StrictObject({ [parent.param]: Id })
+      const url = `/api/${parent.path}/:${parent.param}/${spec.path}`
+      const parentNoun = parent.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
+      fastify.get(url, {
+        preHandler: fastify.familyScope({ target: { record: parent.table, at }, name: parent.singular, etag: 'child', cache: true, oneStatement: true }),
+        schema: { operationId: `list${parent.singular}${spec.plural}`, tags, summary: `The ${noun(spec)}s of ${/^[aeiou]/.test(parentNoun) ? 'an' : 'a'} ${parentNoun}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
+      }, list)
+
+      fastify.post(url, {
+        preHandler: fastify.familyScope({ target: { record: parent.table, at }, name: parent.singular }),
+        schema: { operationId: `create${parent.singular}${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to ${/^[aeiou]/.test(parentNoun) ? 'an' : 'a'} ${parentNoun}`, description: spec.descriptions?.create, security, params, body: createBody, response: createResponses }
+      }, async (request, reply) => {
+        const values = request.body as Values
+        const parentId = (request.params as Values)[parent.param] as number
+        const childId = request.scope.childId as number
+        await checkRules(sql, spec, request, values, childId)
+        const created = await sql.begin(async tx => {
+          await beginChange(tx, request.scope.familyId, request.user.id)
+          return await insertRecord(tx, spec, childId, values, { [parent.column]: parentId })
+        })
+        return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
+      })
+    }
 
     fastify.get(`/api/${spec.path}/:id`, {
       preHandler: record,

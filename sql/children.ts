@@ -11,6 +11,8 @@ export interface Child {
   dateOfBirth: string
   sex: 'female' | 'male' | 'other'
   avatarUrl: string | null
+  gestationalAgeAtBirthWeeks: number | null
+  gestationalAgeAtBirthDays: number | null
   version: number
   createdAt: Date
   updatedAt: Date
@@ -20,6 +22,8 @@ export interface ChildFields {
   name: string
   dateOfBirth: string
   sex: string
+  gestationalAgeAtBirthWeeks?: number | null
+  gestationalAgeAtBirthDays?: number | null
 }
 
 export const childSorts = { name: 'name', dateOfBirth: 'date_of_birth', createdAt: 'created_at' }
@@ -27,6 +31,7 @@ export const childSorts = { name: 'name', dateOfBirth: 'date_of_birth', createdA
 const columns = (db: Db): Fragment => db`
   id, family_id as "familyId", name, date_of_birth as "dateOfBirth", sex,
   case when avatar_name is null then null else '/avatars/' || avatar_name end as "avatarUrl",
+  gestational_age_weeks as "gestationalAgeAtBirthWeeks", gestational_age_days as "gestationalAgeAtBirthDays",
   version, created_at as "createdAt", updated_at as "updatedAt"
 `
 
@@ -58,8 +63,11 @@ export async function findChild (db: Db, id: number): Promise<Child | undefined>
 
 export async function insertChild (db: Db, familyId: number, fields: ChildFields): Promise<Child> {
   const [row] = await db<Child[]>`
-    insert into children (family_id, name, date_of_birth, sex)
-    values (${familyId}, ${fields.name}, ${fields.dateOfBirth}, ${fields.sex})
+    insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days)
+    values (
+      ${familyId}, ${fields.name}, ${fields.dateOfBirth}, ${fields.sex},
+      ${fields.gestationalAgeAtBirthWeeks ?? null}, ${fields.gestationalAgeAtBirthDays ?? null}
+    )
     returning ${columns(db)}
   `
   return row
@@ -69,7 +77,10 @@ export async function insertChild (db: Db, familyId: number, fields: ChildFields
 export async function replaceChild (db: Db, id: number, fields: ChildFields, expectedVersion: number | null = null): Promise<Child | undefined> {
   const [row] = await db<Child[]>`
     update children
-    set name = ${fields.name}, date_of_birth = ${fields.dateOfBirth}, sex = ${fields.sex}, updated_at = now()
+    set name = ${fields.name}, date_of_birth = ${fields.dateOfBirth}, sex = ${fields.sex},
+        gestational_age_weeks = ${fields.gestationalAgeAtBirthWeeks ?? null},
+        gestational_age_days = ${fields.gestationalAgeAtBirthDays ?? null},
+        updated_at = now()
     where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
     returning ${columns(db)}
   `
@@ -89,7 +100,9 @@ export async function earliestRecordDate (db: Db, childId: number): Promise<stri
       (select min(measured_at) from measurements where child_id = ${childId}),
       (select min(date) from visits where child_id = ${childId}),
       (select min(date) from medical_events where child_id = ${childId}),
-      (select min(start_date) from illnesses where child_id = ${childId})
+      (select min(start_date) from illnesses where child_id = ${childId}),
+      -- A reading's day as it is anywhere: its date at UTC+14, the rule of its creation.
+      (select min(((taken_at at time zone 'UTC') + interval '14 hours')::date) from temperatures where child_id = ${childId})
     ) as earliest
   `
   return row.earliest

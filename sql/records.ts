@@ -15,6 +15,12 @@ export interface RecordTableSpec {
   columns: Record<string, string>
   /** The columns a client writes. */
   writable: string[]
+  /**
+   * The column a list is read by: `child_id` (the default) for a child's
+   * records, the parent's for records listed under another record (a
+   * temperature reading's `illness_id`).
+   */
+  listedBy?: string
 }
 
 function snakeList (spec: RecordTableSpec): string[] {
@@ -64,8 +70,11 @@ export async function findRecord (db: Db, spec: RecordTableSpec, id: number): Pr
   return row === undefined ? undefined : camelRow(spec, row)
 }
 
-export async function insertRecord (db: Db, spec: RecordTableSpec, childId: number, values: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const row = { child_id: childId, ...toColumns(spec, values) }
+/** Inserts a record of a child; `links` are columns set once at creation (the parent of a record listed under another). */
+export async function insertRecord (
+  db: Db, spec: RecordTableSpec, childId: number, values: Record<string, unknown>, links: Record<string, number> = {}
+): Promise<Record<string, unknown>> {
+  const row = { child_id: childId, ...links, ...toColumns(spec, values) }
   const [inserted] = await db`
     insert into ${db(spec.table)} ${db(row)}
     returning ${db(snakeList(spec))}
@@ -165,9 +174,9 @@ export async function insertRecords (
   return created
 }
 
-const TIMESTAMPS = new Set(['created_at', 'updated_at'])
+const TIMESTAMPS = new Set(['created_at', 'updated_at', 'taken_at'])
 /** Decimal columns: written as the shortest number that reads back as the same value, as JavaScript writes them. */
-const DECIMALS = new Set(['height_cm', 'weight_kg', 'head_circumference_cm', 'temperature_c'])
+const DECIMALS = new Set(['height_cm', 'weight_kg', 'head_circumference_cm', 'temperature_c', 'max_temperature_c'])
 
 /** Several fragments joined by commas. */
 function commas (db: Db, fragments: Fragment[]): Fragment {
@@ -177,29 +186,35 @@ function commas (db: Db, fragments: Fragment[]): Fragment {
 /**
  * The columns of a row of `r` as the API names them, for row_to_json: the
  * database then writes the JSON itself, compact, timestamps as the API writes
- * them. Derived fields are constants of the code, never input.
+ * them. Derived fields are constants of the code, never input; a derived
+ * field of a column's name answers in its place.
  */
 function apiColumns (db: Db, spec: RecordTableSpec, derived: Record<string, string>): Fragment {
-  const columns = Object.entries(spec.columns).map(([name, column]) => TIMESTAMPS.has(column)
-    ? db`api_timestamp(r.${db(column)}) as ${db(name)}`
-    : DECIMALS.has(column)
-      ? db`r.${db(column)}::float8 as ${db(name)}`
-      : db`r.${db(column)} as ${db(name)}`)
-  for (const [name, expression] of Object.entries(derived)) columns.push(db`${db.unsafe(expression)} as ${db(name)}`)
+  const columns = Object.entries(spec.columns).map(([name, column]) => Object.hasOwn(derived, name)
+    ? db`${db.unsafe(derived[name])} as ${db(name)}`
+    : TIMESTAMPS.has(column)
+      ? db`api_timestamp(r.${db(column)}) as ${db(name)}`
+      : DECIMALS.has(column)
+        ? db`r.${db(column)}::float8 as ${db(name)}`
+        : db`r.${db(column)} as ${db(name)}`)
+  for (const [name, expression] of Object.entries(derived)) {
+    if (!Object.hasOwn(spec.columns, name)) columns.push(db`${db.unsafe(expression)} as ${db(name)}`)
+  }
   return commas(db, columns)
 }
 
 /**
- * A page of a child's records as the list's whole answer, `{ data, meta }`,
+ * A page of a child's records (or of a record's, by the spec's `listedBy`
+ * column) as the list's whole answer, `{ data, meta }`,
  * written as JSON by the database: one scalar for the statement that also
  * decides the read (sql/access.ts, readChecked). The page reads what it
  * returns, through the index of its order; the total is counted apart.
  */
 export function listBody (
-  db: Db, spec: RecordTableSpec, childId: number, filters: Fragment[], order: Fragment, limit: number, offset: number,
+  db: Db, spec: RecordTableSpec, ownerId: number, filters: Fragment[], order: Fragment, limit: number, offset: number,
   derived: Record<string, string> = {}
 ): Fragment {
-  const where = db`r.child_id = ${childId} ${conditions(db, filters)}`
+  const where = db`r.${db(spec.listedBy ?? 'child_id')} = ${ownerId} ${conditions(db, filters)}`
   return db`(
     select '{"data":' || coalesce(array_to_json(array_agg(p.item ${order}))::text, '[]') ||
       ',"meta":{"total":' || (select count(*) from ${db(spec.table)} r where ${where}) ||

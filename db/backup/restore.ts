@@ -44,7 +44,7 @@ async function loadTable (tx: Tx, table: TableEntry, content: AsyncIterable<Buff
 }
 
 /** The tables whose rows the change log follows, parents first. */
-const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments']
+const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments', 'temperatures']
 
 /**
  * A restore replaces every family's data: each family gets a new epoch, so

@@ -6,7 +6,7 @@ const Op = Type.String({ enum: ['created', 'updated', 'deleted'] })
 
 export const Change = Type.Object({
   cursor: Type.String({ description: 'opaque; ask for the changes after it with since=' }),
-  kind: Type.String({ enum: [...CHANGE_KINDS] }),
+  kind: Type.String({ enum: [...CHANGE_KINDS], description: 'what changed; `temperature` is a temperature reading of an illness (its record a Temperature, childId the illness\'s child). A reading that changes its illness\'s highest temperature comes with an `illness` change `updated` of that illness' }),
   id: Id,
   childId: Nullable(Id),
   op: Op,
@@ -15,7 +15,7 @@ export const Change = Type.Object({
   userId: Nullable(Id),
   record: Nullable(Type.Object({}, {
     additionalProperties: true,
-    description: 'the record after the change, in the shape its GET answers (Family, Member, Child, Measurement, Visit, MedicalEvent, Illness, Attachment); null when deleted. A family\'s role is the reader\'s'
+    description: 'the record after the change, in the shape its GET answers (Family, Member, Child, Measurement, Visit, MedicalEvent, Illness, Attachment, Temperature); null when deleted. A family\'s role is the reader\'s'
   }))
 }, { $id: 'Change', title: 'Change' })
 

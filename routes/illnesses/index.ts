@@ -26,7 +26,10 @@ export const illnessSpec: RecordSpec = {
     ? [{ path: '/body/endDate', message: 'must not be before startDate' }]
     : [],
   toResponse: withIllnessStatus,
-  derivedSql: { status: "case when r.end_date is null then 'current' else 'finished' end" }
+  derivedSql: {
+    temperatureC: 'coalesce(r.max_temperature_c, r.temperature_c)::float8',
+    status: "case when r.end_date is null then 'current' else 'finished' end"
+  }
 }
 
 export default recordRoutes(illnessSpec)

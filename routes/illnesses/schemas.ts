@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../../lib/schemas'
 
-const TemperatureC = Type.Number({ minimum: 34, maximum: 43, 'x-max-decimals': 2 })
+/** A body temperature in °C, as an illness and its readings take it. */
+export const TemperatureC = Type.Number({ minimum: 34, maximum: 43, 'x-max-decimals': 2 })
 
 export const IllnessFields = {
   startDate: IsoDate,
@@ -9,7 +10,7 @@ export const IllnessFields = {
   diagnosis: Type.Optional(Nullable(FreeText)),
   symptoms: Type.Optional(Nullable(FreeText)),
   medications: Type.Optional(Nullable(FreeText)),
-  temperatureC: Type.Optional(Nullable(TemperatureC)),
+  temperatureC: Type.Optional(Nullable({ ...TemperatureC, description: 'the temperature noted with the illness, °C; while the illness has temperature readings, answers show their highest instead (the value sent is still stored, and shows again once no reading is left)' })),
   visitId: Type.Optional(Nullable(Id)),
   notes: Type.Optional(Nullable(FreeText))
 }
@@ -22,7 +23,8 @@ export const Illness = Type.Object({
   diagnosis: Nullable(Type.String()),
   symptoms: Nullable(Type.String()),
   medications: Nullable(Type.String()),
-  temperatureC: Nullable(Type.Number()),
+  temperatureC: Nullable(Type.Number({ description: 'the highest temperature reading (°C) while the illness has readings (equal to maxTemperatureC), otherwise the temperature noted with the illness; kept for clients of the single temperature' })),
+  maxTemperatureC: Nullable(Type.Number({ description: 'the highest of the illness\'s temperature readings (°C, GET /api/illnesses/{illnessId}/temperatures); null without readings. A reading that changes it changes the illness too: its version and ETag move and the changes feed has an illness `updated`' })),
   visitId: Nullable(Id),
   notes: Nullable(Type.String()),
   status: Type.String({ enum: ['current', 'finished'], description: '`current` while there is no endDate' }),

@@ -1,0 +1,38 @@
+import { Type } from '@sinclair/typebox'
+import { FreeText, Id, Nullable, Timestamp, Version } from '../../lib/schemas'
+import { TemperatureC } from '../illnesses/schemas'
+
+export const TEMPERATURE_METHODS = ['oral', 'rectal', 'axillary', 'ear', 'forehead'] as const
+
+/** An RFC 3339 timestamp with its offset: a date alone, or a time without a zone, is refused. */
+const TakenAt = Type.String({
+  format: 'date-time',
+  description: 'when the temperature was taken, RFC 3339 with its offset (2024-05-17T08:30:00+02:00 or 2024-05-17T06:30:00Z); answered in UTC. Not before the child\'s date of birth (as it began anywhere: 00:00 at UTC+14) and not more than a day after now',
+  examples: ['2024-05-17T08:30:00+02:00']
+})
+
+const Method = Type.String({ enum: [...TEMPERATURE_METHODS], description: 'how it was taken' })
+
+export const TemperatureFields = {
+  takenAt: TakenAt,
+  temperatureC: { ...TemperatureC, description: 'body temperature in °C, 34 to 43, at most 2 decimals' },
+  method: Type.Optional(Nullable(Method)),
+  notes: Type.Optional(Nullable(FreeText))
+}
+
+export const Temperature = Type.Object({
+  id: Id,
+  childId: Id,
+  illnessId: Id,
+  takenAt: Timestamp,
+  temperatureC: Type.Number(),
+  method: Nullable(Method),
+  notes: Nullable(Type.String()),
+  version: Version,
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}, {
+  $id: 'Temperature',
+  title: 'Temperature',
+  description: 'A body temperature reading taken during an illness. It belongs to its illness for good (its illnessId and childId never change) and goes when the illness is deleted. The illness answers the highest reading as maxTemperatureC, and as temperatureC.'
+})
