@@ -70,13 +70,16 @@ const illnesses: Illness[] = [
   illness(4, { startDate: '2024-06-20' })
 ]
 
-function event (id: number, type: MedicalEvent['type'], name: string, visitId: number | null): MedicalEvent {
-  return { id, childId: 1, date: '2023-03-02', type, name, description: visitId === null ? null : 'Given at the visit', visitId, ...stamps }
+function event (id: number, type: MedicalEvent['type'], name: string, visitId: number | null, dose: Partial<MedicalEvent> = {}): MedicalEvent {
+  return {
+    id, childId: 1, date: '2023-03-02', type, name, description: visitId === null ? null : 'Given at the visit', visitId,
+    doseNumber: null, lotNumber: null, site: null, nextDueDate: null, ...stamps, ...dose
+  }
 }
 
 const medicalEvents: MedicalEvent[] = [
   event(1, 'vaccine', 'MMR', null),
-  event(2, 'vaccine', 'DTaP', 2),
+  event(2, 'vaccine', 'DTaP', 2, { doseNumber: 2, lotNumber: 'AB-1234; lot', site: 'Left thigh', nextDueDate: '2023-05-02' }),
   event(3, 'procedure', 'Ear examination', 2),
   event(4, 'medication', 'Amoxicillin', 2),
   event(5, 'medication', 'Vitamin D', null)
@@ -282,6 +285,16 @@ t.test('medical events: Immunization, Procedure, MedicationStatement', async t =
   t.match(find(resourceId('medical-event', 5)), {
     resourceType: 'MedicationStatement', status: 'completed', medicationCodeableConcept: { text: 'Vitamin D' }, effectiveDateTime: '2023-03-02', subject: { reference: patientUrl }
   })
+})
+
+t.test('a vaccine\'s dose: protocolApplied with its number, lotNumber, site as text; none of them without', async t => {
+  const dose = find(resourceId('medical-event', 2)) as unknown as Record<string, unknown>
+  t.same(dose.protocolApplied, [{ doseNumberPositiveInt: 2 }])
+  t.equal(dose.lotNumber, 'AB-1234; lot')
+  t.same(dose.site, { text: 'Left thigh' })
+  t.same(issuesOf(dose as unknown as Resource), [], 'validates with them')
+  const plain = find(resourceId('medical-event', 1)) as unknown as Record<string, unknown>
+  for (const field of ['protocolApplied', 'lotNumber', 'site']) t.notOk(field in plain, `no ${field} without a dose`)
 })
 
 t.test('attachments: DocumentReferences', async t => {

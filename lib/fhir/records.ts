@@ -46,6 +46,10 @@ export interface MedicalEvent {
   name: string
   description: string | null
   visitId: number | null
+  doseNumber: number | null
+  lotNumber: string | null
+  site: string | null
+  nextDueDate: string | null
   createdAt: string
   updatedAt: string
 }

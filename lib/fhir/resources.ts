@@ -87,7 +87,10 @@ export interface Immunization extends Base {
   patient: Reference
   encounter?: Reference
   occurrenceDateTime: string
+  lotNumber?: string
+  site?: CodeableConcept
   note?: Annotation[]
+  protocolApplied?: Array<{ doseNumberPositiveInt: number }>
 }
 
 export interface Procedure extends Base {
