@@ -1,5 +1,5 @@
 import type { Db } from '../db/client'
-import type { GrowthMeasurement } from '../lib/growth/point'
+import type { GrowthChild, GrowthMeasurement } from '../lib/growth/point'
 
 /** A child's measurements, oldest first, within optional inclusive date bounds. */
 export async function growthMeasurements (db: Db, childId: number, from: string | null, to: string | null): Promise<GrowthMeasurement[]> {
@@ -14,9 +14,11 @@ export async function growthMeasurements (db: Db, childId: number, from: string 
   `
 }
 
-export async function growthChild (db: Db, childId: number): Promise<{ sex: string, dateOfBirth: string }> {
-  const [row] = await db<{ sex: string, dateOfBirth: string }[]>`
-    select sex, date_of_birth as "dateOfBirth" from children where id = ${childId}
+export async function growthChild (db: Db, childId: number): Promise<GrowthChild> {
+  const [row] = await db<GrowthChild[]>`
+    select sex, date_of_birth as "dateOfBirth",
+           gestational_age_weeks as "gestationalAgeAtBirthWeeks", gestational_age_days as "gestationalAgeAtBirthDays"
+    from children where id = ${childId}
   `
   return row
 }

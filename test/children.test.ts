@@ -28,7 +28,9 @@ t.test('children: create, read, list, replace, delete', async t => {
   t.equal(created.statusCode, 201, 'familyId may be left out with one family')
   const kim = created.json()
   t.equal(created.headers.location, `/api/children/${kim.id}`)
-  t.same(Object.keys(kim).sort(), ['avatarUrl', 'createdAt', 'dateOfBirth', 'familyId', 'id', 'name', 'sex', 'updatedAt', 'version'])
+  t.same(Object.keys(kim).sort(), [
+    'avatarUrl', 'createdAt', 'dateOfBirth', 'familyId', 'gestationalAgeAtBirthDays', 'gestationalAgeAtBirthWeeks', 'id', 'name', 'sex', 'updatedAt', 'version'
+  ])
   t.match(kim, { familyId: family, name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female', avatarUrl: null })
   t.same((await call(app, owner, 'GET', `/api/children/${kim.id}`)).json(), kim)
 

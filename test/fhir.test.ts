@@ -36,7 +36,10 @@ const STAMP = '2024-07-01T09:30:00.000Z'
 const TIMESTAMP = '2024-07-02T12:00:00.000Z'
 const stamps = { createdAt: STAMP, updatedAt: STAMP }
 
-const child: Child = { id: 1, familyId: 1, name: 'Ada Lovelace', dateOfBirth: '2022-01-10', sex: 'female', avatarUrl: null, ...stamps }
+const child: Child = {
+  id: 1, familyId: 1, name: 'Ada Lovelace', dateOfBirth: '2022-01-10', sex: 'female', avatarUrl: null,
+  gestationalAgeAtBirthWeeks: null, gestationalAgeAtBirthDays: null, ...stamps
+}
 
 const visits: Visit[] = [
   { id: 1, childId: 1, date: '2024-01-10', type: 'wellness', provider: 'Dr. Osei', notes: 'Two-year check', ...stamps },
@@ -185,7 +188,7 @@ t.test('vital signs: LOINC codes, UCUM units and the profile requirements', asyn
   t.equal(observations.length, 12)
   for (const observation of observations) {
     t.equal(observation.status, 'final')
-    t.same(observation.category[0].coding, [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs', display: 'Vital Signs' }])
+    t.same(observation.category?.[0].coding, [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs', display: 'Vital Signs' }])
     t.equal(observation.subject.reference, patientUrl)
     t.match(observation.effectiveDateTime, /^\d{4}-\d{2}-\d{2}$/)
     t.ok(observation.meta.profile?.includes('http://hl7.org/fhir/StructureDefinition/vitalsigns'), 'claims the vital-signs profile')

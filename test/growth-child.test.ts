@@ -27,7 +27,7 @@ t.test('a child\'s growth points with WHO scores', async t => {
   const res = await call(app, owner, 'GET', `/api/children/${girl.id}/growth`)
   t.equal(res.statusCode, 200)
   const body = res.json()
-  t.same(Object.keys(body).sort(), ['childId', 'dateOfBirth', 'points', 'sex', 'source'])
+  t.same(Object.keys(body).sort(), ['childId', 'dateOfBirth', 'gestationalAgeAtBirthDays', 'gestationalAgeAtBirthWeeks', 'points', 'sex', 'source'])
   t.equal(body.source, 'WHO Child Growth Standards (2006); WHO Reference 2007')
   t.equal(body.sex, 'female')
   t.same(body.points.map((p: any) => p.ageDays), [522, 1422, 1522], 'oldest first')

@@ -76,10 +76,10 @@ t.test('a growth point has the shape of the contract', async t => {
   const point = growthPoint(tables, { sex: 'female', dateOfBirth: '2023-03-01' },
     measurement({ id: 31, measuredAt: '2023-09-01', heightCm: 66.1, weightKg: 7.6, headCircumferenceCm: 42.4 }))
   t.same(Object.keys(point), [
-    'measurementId', 'measuredAt', 'ageDays', 'ageMonths', 'heightCm', 'weightKg', 'headCircumferenceCm', 'bmi',
+    'measurementId', 'measuredAt', 'ageDays', 'ageMonths', 'correctedAgeDays', 'scoredAt', 'heightCm', 'weightKg', 'headCircumferenceCm', 'bmi',
     'weightForAge', 'heightForAge', 'headCircumferenceForAge', 'bmiForAge', 'weightForHeight'
   ])
-  t.match(point, { measurementId: 31, measuredAt: '2023-09-01', ageDays: 184, ageMonths: 6.05, heightCm: 66.1, weightKg: 7.6, headCircumferenceCm: 42.4, bmi: 17.39 })
+  t.match(point, { measurementId: 31, measuredAt: '2023-09-01', ageDays: 184, ageMonths: 6.05, correctedAgeDays: null, scoredAt: 'chronological', heightCm: 66.1, weightKg: 7.6, headCircumferenceCm: 42.4, bmi: 17.39 })
   const weight = row('weianthro.txt', 'female', 184)
   t.same(point.weightForAge, { z: round2(zOf(7.6, weight)), percentile: point.weightForAge?.percentile, reference: 'who-2006', flagged: false })
   t.equal(point.headCircumferenceForAge?.z, round2(zOf(42.4, row('hcanthro.txt', 'female', 184))))

@@ -1,12 +1,14 @@
 import { attachmentDocument } from './attachments'
 import { visitEncounter } from './encounters'
+import { gestationalAgeObservation } from './gestational-age'
 import { entry, referenceTo } from './ids'
 import { illnessCondition, illnessTemperature } from './illnesses'
 import { linksTo, type Links } from './links'
 import { measurementObservations } from './measurements'
 import { medicalEventResource } from './medical-events'
 import { childPatient } from './patient'
-import type { Attachment, Child, ChildRecords, Illness, MedicalEvent, Measurement, Visit } from './records'
+import { temperatureObservation } from './temperatures'
+import type { Attachment, Child, ChildRecords, Illness, MedicalEvent, Measurement, Temperature, Visit } from './records'
 import type { Bundle, BundleEntry, Reference, Resource } from './resources'
 
 export interface BundleOptions {
@@ -19,6 +21,8 @@ export interface RecordBatches {
   visits: () => AsyncIterable<Visit[]>
   measurements: () => AsyncIterable<Measurement[]>
   illnesses: () => AsyncIterable<Illness[]>
+  /** The illnesses' temperature readings. */
+  temperatures?: () => AsyncIterable<Temperature[]>
   medicalEvents: () => AsyncIterable<MedicalEvent[]>
   attachments: () => AsyncIterable<Attachment[]>
 }
@@ -32,8 +36,8 @@ export interface AttachmentTargets {
 const entries = (resources: Resource[]): BundleEntry[] => resources.map(entry)
 
 /**
- * Makes a child's resources kind after kind, in bundle order: the Patient,
- * the visits' Encounters, the measurements' Observations, the illnesses'
+ * Makes a child's resources kind after kind, in bundle order: the Patient
+ * (with its gestational age at birth), the visits' Encounters, the measurements' Observations, the illnesses'
  * Conditions and temperatures, the medical events and the attachments. It
  * keeps only what later kinds point to (the visits' ids, and the references
  * of the records that attachments name), so a bundle can be written batch by
@@ -45,10 +49,16 @@ class BundleBuilder {
   private readonly links: Links
   private readonly related = new Map<string, Reference[]>()
 
-  constructor (child: Child, private readonly targets: AttachmentTargets) {
+  constructor (private readonly child: Child, private readonly targets: AttachmentTargets) {
     const patient = childPatient(child)
     this.patient = patient
     this.links = linksTo(patient, this.visitIds)
+  }
+
+  /** The Patient, and its gestational age at birth when it is known. */
+  start (): BundleEntry[] {
+    const birth = gestationalAgeObservation(this.child, this.links.subject)
+    return entries(birth === null ? [this.patient] : [this.patient, birth])
   }
 
   /** Called with every visit before any other record. */
@@ -72,6 +82,11 @@ class BundleBuilder {
       if (this.targets.illnesses.has(illness.id)) this.related.set(`i${illness.id}`, [referenceTo(condition)])
       return temperature === null ? [condition] : [condition, temperature]
     }))
+  }
+
+  /** Each temperature reading an Observation about its illness's Condition. */
+  readings (temperatures: Temperature[]): BundleEntry[] {
+    return entries(temperatures.map(reading => temperatureObservation(reading, this.links)))
   }
 
   events (events: MedicalEvent[]): BundleEntry[] {
@@ -102,10 +117,11 @@ export function childBundle (records: ChildRecords, options: BundleOptions): Bun
   return {
     ...bundleHead(options),
     entry: [
-      entry(builder.patient),
+      ...builder.start(),
       ...builder.encounters(records.visits),
       ...builder.observations(records.measurements),
       ...builder.conditions(records.illnesses),
+      ...builder.readings(records.temperatures ?? []),
       ...builder.events(records.medicalEvents),
       ...builder.documents(records.attachments)
     ]
@@ -122,10 +138,13 @@ export function streamedBundle (child: Child, targets: AttachmentTargets, record
   return {
     head: bundleHead(options),
     entries: (async function * () {
-      yield [entry(builder.patient)]
+      yield builder.start()
       for await (const batch of records.visits()) yield builder.encounters(batch)
       for await (const batch of records.measurements()) yield builder.observations(batch)
       for await (const batch of records.illnesses()) yield builder.conditions(batch)
+      if (records.temperatures !== undefined) {
+        for await (const batch of records.temperatures()) yield builder.readings(batch)
+      }
       for await (const batch of records.medicalEvents()) yield builder.events(batch)
       for await (const batch of records.attachments()) yield builder.documents(batch)
     })()

@@ -10,6 +10,8 @@ export interface Child {
   dateOfBirth: string
   sex: 'female' | 'male' | 'other'
   avatarUrl: string | null
+  gestationalAgeAtBirthWeeks: number | null
+  gestationalAgeAtBirthDays: number | null
   createdAt: string
   updatedAt: string
 }
@@ -63,9 +65,23 @@ export interface Illness {
   symptoms: string | null
   medications: string | null
   temperatureC: number | null
+  /** The highest temperature reading; null without readings. */
+  maxTemperatureC?: number | null
   visitId: number | null
   notes: string | null
   status: 'current' | 'finished'
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Temperature {
+  id: number
+  childId: number
+  illnessId: number
+  takenAt: string
+  temperatureC: number
+  method: 'oral' | 'rectal' | 'axillary' | 'ear' | 'forehead' | null
+  notes: string | null
   createdAt: string
   updatedAt: string
 }
@@ -90,5 +106,7 @@ export interface ChildRecords {
   visits: Visit[]
   medicalEvents: MedicalEvent[]
   illnesses: Illness[]
+  /** The illnesses' temperature readings. */
+  temperatures?: Temperature[]
   attachments: Attachment[]
 }

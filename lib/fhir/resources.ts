@@ -48,12 +48,14 @@ export interface Patient extends Base {
 export interface Observation extends Base {
   resourceType: 'Observation'
   status: 'final'
-  category: CodeableConcept[]
+  category?: CodeableConcept[]
   code: CodeableConcept
   subject: Reference
   encounter?: Reference
   effectiveDateTime: string
   valueQuantity: Quantity
+  method?: CodeableConcept
+  focus?: Reference[]
   derivedFrom?: Reference[]
   note?: Annotation[]
 }

@@ -5,7 +5,19 @@ import type { GrowthTables } from './tables'
 export interface GrowthChild {
   sex: string
   dateOfBirth: string
+  /** Gestational age at birth in completed weeks and days; unknown (null or absent) is taken as term. */
+  gestationalAgeAtBirthWeeks?: number | null
+  gestationalAgeAtBirthDays?: number | null
 }
+
+/** A pregnancy at term lasts 40 weeks. */
+export const TERM_DAYS = 280
+/** A child born before 37 completed weeks is preterm. */
+export const PRETERM_BELOW_WEEKS = 37
+/** The age is corrected until 24 months of chronological age, in the month the WHO tables use. */
+export const CORRECTED_UNTIL_DAYS = 24 * DAYS_PER_MONTH
+
+export type ScoredAt = 'corrected' | 'chronological'
 
 export interface GrowthMeasurement {
   id: number
@@ -20,6 +32,8 @@ export interface GrowthPoint {
   measuredAt: string
   ageDays: number
   ageMonths: number
+  correctedAgeDays: number | null
+  scoredAt: ScoredAt
   heightCm: number | null
   weightKg: number | null
   headCircumferenceCm: number | null
@@ -47,27 +61,57 @@ type Scores = Pick<GrowthPoint, 'weightForAge' | 'heightForAge' | 'headCircumfer
 
 const NO_SCORES: Scores = { weightForAge: null, heightForAge: null, headCircumferenceForAge: null, bmiForAge: null, weightForHeight: null }
 
-/** A measurement's age, BMI and z-scores against the WHO references. */
+/**
+ * The days a preterm child's age is corrected by: how much earlier than 40
+ * weeks it was born. Null for a child born at 37 weeks or later, or whose
+ * gestational age is unknown.
+ */
+export function pretermCorrection (child: GrowthChild): number | null {
+  const weeks = child.gestationalAgeAtBirthWeeks ?? null
+  if (weeks === null || weeks >= PRETERM_BELOW_WEEKS) return null
+  return TERM_DAYS - (weeks * 7 + (child.gestationalAgeAtBirthDays ?? 0))
+}
+
+/**
+ * The corrected age of a measurement taken at `ageDays`: the chronological
+ * age less the correction, under 24 months of chronological age; null when
+ * the age is not corrected. It is below 0 before the term date.
+ */
+export function correctedAge (child: GrowthChild, ageDays: number): number | null {
+  const correction = pretermCorrection(child)
+  return correction === null || ageDays >= CORRECTED_UNTIL_DAYS ? null : ageDays - correction
+}
+
+/**
+ * A measurement's age, BMI and z-scores against the WHO references, at the
+ * corrected age of a preterm child under 24 months and at the chronological
+ * age otherwise. Before the term date nothing is scored: the references start
+ * at birth at term.
+ */
 export function growthPoint (tables: GrowthTables, child: GrowthChild, measurement: GrowthMeasurement): GrowthPoint {
   const { heightCm, weightKg, headCircumferenceCm } = measurement
   const ageDays = daysBetween(child.dateOfBirth, measurement.measuredAt)
+  const correctedAgeDays = correctedAge(child, ageDays)
+  const scoredAge = correctedAgeDays ?? ageDays
   const bmi = heightCm !== null && weightKg !== null && heightCm > 0 ? weightKg / (heightCm / 100) ** 2 : null
   const sex = child.sex === 'male' || child.sex === 'female' ? child.sex : null
-  const scores: Scores = sex === null
+  const scores: Scores = sex === null || scoredAge < 0
     ? NO_SCORES
     : {
-        weightForAge: ageScore(tables, 'weightForAge', sex, ageDays, weightKg),
-        heightForAge: ageScore(tables, 'heightForAge', sex, ageDays, heightCm),
-        headCircumferenceForAge: ageScore(tables, 'headCircumferenceForAge', sex, ageDays, headCircumferenceCm),
+        weightForAge: ageScore(tables, 'weightForAge', sex, scoredAge, weightKg),
+        heightForAge: ageScore(tables, 'heightForAge', sex, scoredAge, heightCm),
+        headCircumferenceForAge: ageScore(tables, 'headCircumferenceForAge', sex, scoredAge, headCircumferenceCm),
         // The unrounded BMI, as WHO's software scores it.
-        bmiForAge: ageScore(tables, 'bmiForAge', sex, ageDays, bmi),
-        weightForHeight: weightForHeightScore(tables, sex, ageDays, heightCm, weightKg)
+        bmiForAge: ageScore(tables, 'bmiForAge', sex, scoredAge, bmi),
+        weightForHeight: weightForHeightScore(tables, sex, scoredAge, heightCm, weightKg)
       }
   return {
     measurementId: measurement.id,
     measuredAt: measurement.measuredAt,
     ageDays,
     ageMonths: roundTo(ageDays / DAYS_PER_MONTH, 2),
+    correctedAgeDays,
+    scoredAt: correctedAgeDays === null ? 'chronological' : 'corrected',
     heightCm,
     weightKg,
     headCircumferenceCm,

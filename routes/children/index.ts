@@ -14,10 +14,18 @@ import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, li
 import { orderBy } from '../../sql/list'
 import { historyRoute } from '../history'
 import { latestAllowedDate } from '../records'
+import { gestationIssue, type Gestation } from './rules'
 import { ChildListQuery, ChildParams, CreateChildBody, PatchChildBody, ReplaceChildBody } from './schemas'
 
 function badBirth (message: string): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues: [{ path: '/body/dateOfBirth', message }] })
+}
+
+const GESTATION_RULE = 'Gestational age at birth is `gestationalAgeAtBirthWeeks` (22 to 44) and optionally `gestationalAgeAtBirthDays` (0 to 6), from 22 weeks 0 days to 44 weeks 6 days; days without weeks are a 400.'
+
+function checkGestation (child: Gestation): void {
+  const issue = gestationIssue(child)
+  if (issue !== null) throw withDetails(new errors.validation('The request is not valid'), { issues: [issue] })
 }
 
 const children: FastifyPluginAsyncTypebox = async function (fastify) {
@@ -56,16 +64,18 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'createChild',
       tags,
       summary: 'Add a child to a family',
+      description: GESTATION_RULE,
       security,
       body: CreateChildBody,
       response: { 201: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    const { name, dateOfBirth, sex } = request.body
-    if (dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
+    const { familyId: _familyId, ...fields } = request.body
+    if (fields.dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
+    checkGestation(fields)
     const created = await sql.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
-      return insertChild(tx, request.scope.familyId, { name, dateOfBirth, sex })
+      return insertChild(tx, request.scope.familyId, fields)
     })
     return reply.code(201).header('location', `/api/children/${created.id}`).send(created)
   })
@@ -92,8 +102,8 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'replaceChild',
       tags,
-      summary: 'Replace a child\'s name, date of birth and sex',
-      description: 'The date of birth may not be after the date of any of the child\'s records.',
+      summary: 'Replace a child\'s name, date of birth, sex and gestational age at birth',
+      description: `The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} An omitted gestational age becomes null.`,
       security,
       params: ChildParams,
       headers: ConditionalWrite,
@@ -104,6 +114,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     const { dateOfBirth } = request.body
     const id = request.params.id
     if (dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
+    checkGestation(request.body)
     return sql.begin(async tx => {
       await lockForWrite(tx, request, id)
       await checkBirth(tx, id, dateOfBirth)
@@ -116,8 +127,8 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'updateChild',
       tags,
-      summary: 'Change some of a child\'s name, date of birth and sex',
-      description: `${PATCH_RULE} The date of birth may not be after the date of any of the child's records.`,
+      summary: 'Change some of a child\'s name, date of birth, sex and gestational age at birth',
+      description: `${PATCH_RULE} The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} The rule holds for the child as the change leaves it: days cannot stay once the weeks are cleared.`,
       security,
       params: ChildParams,
       headers: ConditionalWrite,
@@ -133,7 +144,15 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       const current = await findChild(tx, id) as NonNullable<Awaited<ReturnType<typeof findChild>>>
       if (Object.keys(changes).length === 0) return current
       if (changes.dateOfBirth !== undefined) await checkBirth(tx, id, changes.dateOfBirth)
-      const merged = { name: current.name, dateOfBirth: current.dateOfBirth, sex: current.sex, ...changes }
+      const merged = {
+        name: current.name,
+        dateOfBirth: current.dateOfBirth,
+        sex: current.sex,
+        gestationalAgeAtBirthWeeks: current.gestationalAgeAtBirthWeeks,
+        gestationalAgeAtBirthDays: current.gestationalAgeAtBirthDays,
+        ...changes
+      }
+      checkGestation(merged)
       return await replaceChild(tx, id, merged) as NonNullable<Awaited<ReturnType<typeof replaceChild>>>
     })
   })

@@ -3,6 +3,18 @@ import { Id, IsoDate, ListOf, Name, Nullable, Pagination, StrictObject, Timestam
 
 export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
 
+const GestationalWeeks = Type.Integer({
+  minimum: 22,
+  maximum: 44,
+  description: 'Gestational age at birth, completed weeks (22 to 44; 40 is term). Below 37, the child was born preterm and growth is scored at the corrected age until 24 months (see the growth route). Null when unknown.'
+})
+
+const GestationalDays = Type.Integer({
+  minimum: 0,
+  maximum: 6,
+  description: 'The days beyond the completed weeks of `gestationalAgeAtBirthWeeks` (0 to 6; 30 weeks and 4 days is 30 and 4). Only with the weeks: days without weeks are a 400. Null when unknown, which counts as 0.'
+})
+
 export const Child = Type.Object({
   id: Id,
   familyId: Id,
@@ -10,6 +22,8 @@ export const Child = Type.Object({
   dateOfBirth: IsoDate,
   sex: Sex,
   avatarUrl: Nullable(Type.String({ description: 'root-relative, /avatars/<name>' })),
+  gestationalAgeAtBirthWeeks: Nullable(GestationalWeeks),
+  gestationalAgeAtBirthDays: Nullable(GestationalDays),
   version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
@@ -20,7 +34,9 @@ export const ChildList = ListOf('Child')
 const childFields = {
   name: Name(200),
   dateOfBirth: IsoDate,
-  sex: Sex
+  sex: Sex,
+  gestationalAgeAtBirthWeeks: Type.Optional(Nullable(GestationalWeeks)),
+  gestationalAgeAtBirthDays: Type.Optional(Nullable(GestationalDays))
 }
 
 export const CreateChildBody = StrictObject({

@@ -13,6 +13,7 @@ import { beginChange } from '../../sql/changes'
 import { exportSnapshot } from '../../sql/export'
 import { addMember, findFamily, insertFamily, type Family } from '../../sql/families'
 import { insertRows, newIds, type ImportTable } from '../../sql/import'
+import { gestationIssue } from '../children/rules'
 import { ReplaceChildBody } from '../children/schemas'
 import { recordKinds, type RecordKey } from '../export/kinds'
 import { ruleIssues, type RecordSpec } from '../records'
@@ -72,6 +73,8 @@ const ArchivedChild = Type.Object({
   visits: Type.Array(Row),
   medicalEvents: Type.Array(Row),
   illnesses: Type.Array(Row),
+  // Archives written before temperature readings existed have none.
+  temperatures: Type.Optional(Type.Array(Type.Object({ id: Id, illnessId: Id }))),
   attachments: Type.Array(ArchivedAttachment)
 })
 
@@ -91,7 +94,7 @@ interface ArchivedFamily {
   children: Array<{
     child: Values & { id: number, avatarUrl: string | null }
     attachments: Array<ArchivedRow & { visitId?: number | null, measurementId?: number | null, illnessId?: number | null, fileName: string, contentType: string, sizeBytes: number, url: string }>
-  } & Record<RecordKey, ArchivedRow[]>>
+  } & Record<Exclude<RecordKey, 'temperatures'>, ArchivedRow[]> & { temperatures?: ArchivedRow[] }>
 }
 
 const compile = buildValidator()
@@ -201,12 +204,20 @@ function checkDocument (document: ArchivedFamily): void {
   check(Type.String({ minLength: 1, maxLength: 200 }), document.family.name, 'family.json: family.name')
   for (const [index, item] of document.children.entries()) {
     const where = `family.json: children[${index}]`
-    const child = { name: item.child.name, dateOfBirth: item.child.dateOfBirth, sex: item.child.sex }
+    const child = {
+      name: item.child.name,
+      dateOfBirth: item.child.dateOfBirth,
+      sex: item.child.sex,
+      gestationalAgeAtBirthWeeks: item.child.gestationalAgeAtBirthWeeks ?? null,
+      gestationalAgeAtBirthDays: item.child.gestationalAgeAtBirthDays ?? null
+    }
     check(ReplaceChildBody, child, `${where}.child`)
+    const gestation = gestationIssue(child as Parameters<typeof gestationIssue>[0])
+    if (gestation !== null) throw new ArchiveProblem(`${where}.child: ${gestation.path.replace('/body/', '')} ${gestation.message}`)
     const ids: Partial<Record<RecordKey, Set<number>>> = {}
     for (const { key, spec } of recordKinds) {
       const seen = new Set<number>()
-      for (const [at, row] of item[key].entries()) {
+      for (const [at, row] of (item[key] ?? []).entries()) {
         const fields = body(spec, row)
         check(bodySchemas.get(key) as TSchema, fields, `${where}.${key}[${at}]`)
         const [issue] = ruleIssues(spec, fields, child.dateOfBirth as string, true)
@@ -223,6 +234,7 @@ function checkDocument (document: ArchivedFamily): void {
     for (const key of ['measurements', 'medicalEvents', 'illnesses'] as const) {
       for (const [at, row] of item[key].entries()) linked('visits', row.visitId, `${where}.${key}[${at}]`, 'visitId')
     }
+    for (const [at, row] of (item.temperatures ?? []).entries()) linked('illnesses', row.illnessId, `${where}.temperatures[${at}]`, 'illnessId')
     for (const [at, row] of item.attachments.entries()) {
       const place = `${where}.attachments[${at}]`
       linked('visits', row.visitId, place, 'visitId')
@@ -315,7 +327,7 @@ async function readArchive (archive: ZipArchive, ourVersion: string, staging: St
       used.add(entry)
       if (file !== null) attachments.push({ row, file })
     }
-    const records = Object.fromEntries(recordKinds.map(({ key }) => [key, inCreationOrder(item[key])])) as Record<RecordKey, ArchivedRow[]>
+    const records = Object.fromEntries(recordKinds.map(({ key }) => [key, inCreationOrder(item[key] ?? [])])) as Record<RecordKey, ArchivedRow[]>
     plan.children.push({ id: item.child.id, child: item.child, avatar, records, attachments: inCreationOrder(attachments, ({ row }) => row) })
   }
   // The rest (FHIR bundles, files no row names) is only checked against the manifest.
@@ -326,40 +338,57 @@ async function readArchive (archive: ZipArchive, ourVersion: string, staging: St
   return plan
 }
 
-const TABLES: Record<RecordKey, ImportTable> = { visits: 'visits', measurements: 'measurements', medicalEvents: 'medical_events', illnesses: 'illnesses' }
+const TABLES: Record<RecordKey, ImportTable> = { visits: 'visits', measurements: 'measurements', medicalEvents: 'medical_events', illnesses: 'illnesses', temperatures: 'temperatures' }
+
+/** The highest temperature reading of each illness of a child, by the illness's id in the archive. */
+function highestReadings (readings: ArchivedRow[]): Map<number, number> {
+  const highest = new Map<number, number>()
+  for (const { illnessId, temperatureC } of readings as Array<ArchivedRow & { illnessId: number, temperatureC: number }>) {
+    highest.set(illnessId, Math.max(highest.get(illnessId) ?? -Infinity, temperatureC))
+  }
+  return highest
+}
 
 /** Writes the family and its rows in one transaction, new ids for old, links kept. */
 async function writePlan (sql: Sql, plan: Plan, ownerId: number, actorId: number | null, staging: Staging): Promise<{ family: Family, counts: ImportCounts }> {
-  const counts: ImportCounts = { children: plan.children.length, measurements: 0, visits: 0, medicalEvents: 0, illnesses: 0, attachments: 0, files: 0 }
+  const counts: ImportCounts = { children: plan.children.length, measurements: 0, visits: 0, medicalEvents: 0, illnesses: 0, temperatures: 0, attachments: 0, files: 0 }
   const family = await sql.begin(async tx => {
     await beginChange(tx, null, actorId)
     const { id: familyId } = await insertFamily(tx, plan.name)
     await addMember(tx, familyId, ownerId, 'owner')
     const childIds = await newIds(tx, 'children', plan.children.length)
-    await insertRows(tx, 'children', ['id', 'family_id', 'name', 'date_of_birth', 'sex', 'avatar_name', 'avatar_size_bytes'], plan.children.map((item, index) => ({
+    const childColumns = ['id', 'family_id', 'name', 'date_of_birth', 'sex', 'gestational_age_weeks', 'gestational_age_days', 'avatar_name', 'avatar_size_bytes']
+    await insertRows(tx, 'children', childColumns, plan.children.map((item, index) => ({
       id: childIds[index],
       family_id: familyId,
       name: item.child.name,
       date_of_birth: item.child.dateOfBirth,
       sex: item.child.sex,
+      gestational_age_weeks: item.child.gestationalAgeAtBirthWeeks ?? null,
+      gestational_age_days: item.child.gestationalAgeAtBirthDays ?? null,
       avatar_name: item.avatar?.stored ?? null,
       avatar_size_bytes: item.avatar?.size ?? null
     })))
-    // Visits first: the other records link to them.
-    const order: RecordKey[] = ['visits', 'measurements', 'medicalEvents', 'illnesses']
-    const rows: Record<RecordKey, Values[]> = { visits: [], measurements: [], medicalEvents: [], illnesses: [] }
+    // Visits first: the other records link to them; temperature readings after their illnesses.
+    const order: RecordKey[] = ['visits', 'measurements', 'medicalEvents', 'illnesses', 'temperatures']
+    const rows: Record<RecordKey, Values[]> = { visits: [], measurements: [], medicalEvents: [], illnesses: [], temperatures: [] }
+    // An illness is written with its highest reading, so that its readings, written next, leave it as it is: one change a row.
+    const highest = plan.children.map(item => highestReadings(item.records.temperatures))
     const maps = plan.children.map(() => ({} as Record<RecordKey, Map<number, number>>))
     for (const key of order) {
       const spec = recordSpecs.get(key) as RecordSpec
       const all = plan.children.flatMap((item, index) => item.records[key].map(row => ({ row, index })))
       const ids = await newIds(tx, TABLES[key], all.length)
       for (const map of maps) map[key] = new Map()
-      const columns = ['id', 'child_id', ...spec.writable.map(field => spec.columns[field])]
+      const extra = key === 'illnesses' ? ['max_temperature_c'] : spec.parent !== undefined ? [spec.parent.column] : []
+      const columns = ['id', 'child_id', ...extra, ...spec.writable.map(field => spec.columns[field])]
       const values = all.map(({ row, index }, at) => {
         maps[index][key].set(row.id, ids[at])
         const out: Values = { id: ids[at], child_id: childIds[index] }
         for (const field of spec.writable) out[spec.columns[field]] = row[field] ?? null
         if (out.visit_id !== undefined && out.visit_id !== null) out.visit_id = maps[index].visits.get(out.visit_id as number)
+        if (key === 'illnesses') out.max_temperature_c = highest[index].get(row.id) ?? null
+        if (key === 'temperatures') out.illness_id = maps[index].illnesses.get(row.illnessId as number)
         return out
       })
       rows[key] = values

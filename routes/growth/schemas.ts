@@ -13,8 +13,15 @@ const score = Nullable(Type.Ref('GrowthScore'))
 export const GrowthPoint = Type.Object({
   measurementId: Id,
   measuredAt: IsoDate,
-  ageDays: Type.Integer(),
-  ageMonths: Type.Number(),
+  ageDays: Type.Integer({ description: 'chronological age: measuredAt − dateOfBirth' }),
+  ageMonths: Type.Number({ description: 'chronological age, ageDays / 30.4375' }),
+  correctedAgeDays: Nullable(Type.Integer({
+    description: 'For a child born before 37 weeks and measured before 24 months of chronological age (ageDays under 730.5): ageDays − (280 − gestational age at birth in days). Below 0 before the term date. Null when the age is not corrected.'
+  })),
+  scoredAt: Type.String({
+    enum: ['corrected', 'chronological'],
+    description: 'The age the scores are computed at: correctedAgeDays when it is not null, ageDays otherwise'
+  }),
   heightCm: Nullable(Type.Number()),
   weightKg: Nullable(Type.Number()),
   headCircumferenceCm: Nullable(Type.Number()),
@@ -30,6 +37,8 @@ export const Growth = Type.Object({
   childId: Id,
   sex: Type.String({ enum: ['female', 'male', 'other'] }),
   dateOfBirth: IsoDate,
+  gestationalAgeAtBirthWeeks: Nullable(Type.Integer({ description: 'as on the child' })),
+  gestationalAgeAtBirthDays: Nullable(Type.Integer({ description: 'as on the child' })),
   source: Type.String(),
   points: Type.Array(Type.Ref('GrowthPoint'))
 }, { $id: 'Growth', title: 'Growth' })
