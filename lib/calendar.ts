@@ -1,6 +1,6 @@
 /**
- * iCalendar (RFC 5545) text: a family's visits as all-day events, for
- * calendar applications that subscribe to a feed.
+ * iCalendar (RFC 5545) text: a family's visits and vaccine due dates as
+ * all-day events, for calendar applications that subscribe to a feed.
  */
 
 /** A visit as a feed shows it. */
@@ -12,6 +12,21 @@ export interface FeedVisit {
   type: string
   provider: string | null
   notes: string | null
+  version: number
+  updatedAt: Date
+}
+
+/** A vaccine's next due date, from its latest dose, as a feed shows it. */
+export interface FeedDue {
+  /** The latest dose's medical event. */
+  id: number
+  childName: string
+  name: string
+  /** YYYY-MM-DD */
+  dueDate: string
+  /** YYYY-MM-DD, the day the latest dose was given */
+  date: string
+  doseNumber: number | null
   version: number
   updatedAt: Date
 }
@@ -104,6 +119,24 @@ export function visitEvent (visit: FeedVisit): CalendarEvent {
     date: visit.date,
     summary: `${visit.childName}: ${visit.type} visit`,
     description: parts.length === 0 ? null : parts.join('\n')
+  }
+}
+
+/**
+ * A vaccine's due date as an event. Its UID is the latest dose's, apart from
+ * any other event's: a new dose takes the old due date off the feed and puts
+ * its own on. SEQUENCE is the dose's version.
+ */
+export function dueEvent (due: FeedDue): CalendarEvent {
+  const next = due.doseNumber === null ? '' : ` (dose ${due.doseNumber + 1})`
+  const last = due.doseNumber === null ? 'Last dose' : `Dose ${due.doseNumber}`
+  return {
+    uid: `due-medical-event-${due.id}@child-health`,
+    sequence: due.version,
+    stamp: due.updatedAt,
+    date: due.dueDate,
+    summary: `${due.childName}: ${due.name} due${next}`,
+    description: `${last} given on ${due.date}`
   }
 }
 

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import type { Db } from '../db/client'
 import { errors, withDetails } from '../lib/errors'
 import { covers, type FamilyRole } from '../lib/roles'
+import { utcToday } from '../lib/days'
 import { clockOfTag, clockTag, ifMatchVersions, noneMatch, urlHash, versionTag } from '../lib/etag'
 import type { ChangeKind, RecordTable } from '../lib/kinds'
 import type { PendingQuery, Row } from 'postgres'
@@ -34,6 +35,11 @@ export interface ScopeOptions {
    * the family's changes (`child`, `family`).
    */
   etag?: 'version' | ClockOf
+  /**
+   * The answer also depends on the day (it counts days from today, UTC): the
+   * day is part of its clock ETag, so that an answer of yesterday is not kept.
+   */
+  daily?: boolean
   /** A write of the target itself honours If-Match with its version: 412 when it differs. */
   ifMatch?: boolean
   /**
@@ -172,7 +178,7 @@ function defaultName (target: Target): string {
 /** A read's ETag, from the target's version or from the URL and the clock of what it shows. */
 function readTag (request: FastifyRequest, options: ScopeOptions, resolved: Resolved): string | null {
   if (options.etag === 'version') return resolved.version === null ? null : versionTag(resolved.version)
-  if (options.etag !== undefined && resolved.clock !== null) return clockTag(request.url, resolved.clock)
+  if (options.etag !== undefined && resolved.clock !== null) return clockTag(request.url, options.daily === true ? `${resolved.clock}.${utcToday()}` : resolved.clock)
   return null
 }
 

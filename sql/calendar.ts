@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
-import type { FeedVisit } from '../lib/calendar'
+import type { FeedDue, FeedVisit } from '../lib/calendar'
+import { latestDoses } from './medical-events'
 
 export interface CalendarFeed {
   id: number
@@ -8,10 +9,27 @@ export interface CalendarFeed {
   createdAt: Date
 }
 
-/** What a feed's link shows: the family's name and its visits in range, by date. */
+/** What a feed's link shows: the family's name, its visits and its vaccines' due dates in range, each by date. */
 export interface FeedContent {
   familyName: string
   visits: FeedVisit[]
+  due: FeedDue[]
+}
+
+/** A row of the feed: a visit or a due date, or nulls for a feed without either. */
+interface FeedRow {
+  kind: 'visit' | 'due' | null
+  id: number
+  childName: string
+  date: string
+  type: string | null
+  provider: string | null
+  notes: string | null
+  vaccine: string | null
+  doseDate: string | null
+  doseNumber: number | null
+  version: number
+  updatedAt: Date
 }
 
 /**
@@ -59,11 +77,13 @@ export async function deleteOwnFeed (db: Db, userId: number, id: number): Promis
 /**
  * A feed's content by its token's hash, in one statement: undefined when no
  * feed has that hash, its user is disabled or no longer a member of its
- * family. Visits from 12 months back on, the future ones included.
+ * family. Visits from 12 months back on, the future ones included; the due
+ * dates of the children's vaccines (of each vaccine's latest dose) in the
+ * same range.
  */
 export async function readFeed (db: Db, tokenHash: string): Promise<FeedContent | undefined> {
-  // A feed without visits is one row whose visit columns are null.
-  const rows = await db<(Omit<FeedVisit, 'id'> & { id: number | null, familyName: string })[]>`
+  // A feed without events is one row whose event columns are null.
+  const rows = await db<Array<FeedRow & { familyName: string }>>`
     with feed as (
       select c.family_id, f.name
       from calendar_feeds c
@@ -72,19 +92,36 @@ export async function readFeed (db: Db, tokenHash: string): Promise<FeedContent 
       join families f on f.id = c.family_id
       where c.token_hash = ${tokenHash}
     )
-    select feed.name as "familyName", v.*
+    select feed.name as "familyName", e.*
     from feed
     left join lateral (
       select
-        v.id, ch.name as "childName", v.date, v.type, v.provider, v.notes, v.version,
-        v.updated_at as "updatedAt"
+        'visit' as kind, v.id, ch.name as "childName", v.date, v.type, v.provider, v.notes,
+        null::text as "vaccine", null::date as "doseDate", null::integer as "doseNumber",
+        v.version, v.updated_at as "updatedAt"
       from children ch
       join visits v on v.child_id = ch.id
       where ch.family_id = feed.family_id and v.date >= (current_date - interval '12 months')::date
-    ) v on true
-    order by v.date, v.id
+      union all
+      select
+        'due', d.id, ch.name, d.next_due_date, null, null, null,
+        d.name, d.date, d.dose_number,
+        d.version, d.updated_at
+      from (${latestDoses(db, db`select id from children where family_id = feed.family_id`)}) d
+      join children ch on ch.id = d.child_id
+      where d.next_due_date >= (current_date - interval '12 months')::date
+    ) e on true
+    order by e.date, e.kind desc, e.id
   `
   if (rows.length === 0) return undefined
-  const visits = rows.filter((row): row is FeedVisit & { familyName: string } => row.id !== null)
-  return { familyName: rows[0].familyName, visits }
+  const visits: FeedVisit[] = []
+  const due: FeedDue[] = []
+  for (const row of rows) {
+    if (row.kind === 'visit') {
+      visits.push({ id: row.id, childName: row.childName, date: row.date, type: row.type as string, provider: row.provider, notes: row.notes, version: row.version, updatedAt: row.updatedAt })
+    } else if (row.kind === 'due') {
+      due.push({ id: row.id, childName: row.childName, name: row.vaccine as string, dueDate: row.date, date: row.doseDate as string, doseNumber: row.doseNumber, version: row.version, updatedAt: row.updatedAt })
+    }
+  }
+  return { familyName: rows[0].familyName, visits, due }
 }

@@ -22,7 +22,10 @@ export function medicalEventResource (event: MedicalEvent, links: Links): Immuni
         patient: links.subject,
         ...ifPresent('encounter', encounter),
         occurrenceDateTime: event.date,
-        ...note
+        ...ifPresent('lotNumber', event.lotNumber),
+        ...ifPresent('site', event.site === null ? null : { text: event.site }),
+        ...note,
+        ...ifPresent('protocolApplied', event.doseNumber === null ? null : [{ doseNumberPositiveInt: event.doseNumber }])
       }
     case 'procedure':
       return {

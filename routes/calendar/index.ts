@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
-import { visitEvent, writeCalendar } from '../../lib/calendar'
+import { dueEvent, visitEvent, writeCalendar, type CalendarEvent } from '../../lib/calendar'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { deleteOwnFeed, insertFeed, listFeeds, lockFeedCount, readFeed } from '../../sql/calendar'
@@ -17,7 +17,7 @@ const tags = ['calendar']
 
 /**
  * The signed-in user's calendar feeds: capability links to a family's
- * visits as iCalendar. Only a hash of each link's token is kept.
+ * visits and vaccine due dates as iCalendar. Only a hash of each link's token is kept.
  */
 const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql, tokens } = fastify
@@ -28,7 +28,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'createCalendarFeed',
       tags,
-      summary: 'A calendar feed of a family\'s visits',
+      summary: 'A calendar feed of a family\'s visits and vaccine due dates',
       description: 'Any member of the family may make one, viewers too. The url is a capability link, shown only in this answer: ' +
         'whoever holds it reads the feed without a token, until the feed is deleted, the user leaves the family or the account is disabled. ' +
         `A user has at most ${FEEDS_PER_USER} feeds (409 CONFLICT beyond).`,
@@ -79,6 +79,11 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 }
 
+/** Events by date; on one day, in the order given. */
+function byDate (events: CalendarEvent[]): CalendarEvent[] {
+  return events.sort((a, b) => a.date < b.date ? -1 : a.date > b.date ? 1 : 0)
+}
+
 /**
  * A feed's link, for calendar applications, which cannot send headers: the
  * token in the path is the credential. Whatever makes a link dead (unknown,
@@ -96,9 +101,12 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
     schema: {
       operationId: 'getCalendarFeed',
       tags,
-      summary: 'A family\'s visits as an iCalendar feed',
+      summary: 'A family\'s visits and vaccine due dates as an iCalendar feed',
       description: 'A capability link: no token is needed. The family\'s visits from 12 months back on, the future ones included, as all-day events: ' +
-        'SUMMARY the child\'s name and the visit type, DESCRIPTION the provider and notes, UID stable per visit, SEQUENCE its version.',
+        'SUMMARY the child\'s name and the visit type, DESCRIPTION the provider and notes, UID stable per visit, SEQUENCE its version. ' +
+        'Each vaccine\'s next due date (from the nextDueDate of its latest dose, as GET /api/children/{childId}/due lists them) in the same range, ' +
+        'as an all-day event on that day: SUMMARY "<child>: <vaccine> due (dose <n + 1>)" (without the dose when the latest dose has no doseNumber), ' +
+        'DESCRIPTION the day of the latest dose, UID due-medical-event-<id of the latest dose>@child-health, SEQUENCE that dose\'s version.',
       security: [],
       params: FeedFileParams,
       response: { 200: CalendarResponse, ...errorResponses(404) }
@@ -111,7 +119,7 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
       .header('cache-control', 'private, no-store')
       .header('referrer-policy', 'no-referrer')
       .type('text/calendar; charset=utf-8')
-      .send(writeCalendar(content.familyName, content.visits.map(visitEvent)))
+      .send(writeCalendar(content.familyName, byDate([...content.visits.map(visitEvent), ...content.due.map(dueEvent)])))
   })
 }
 

@@ -1,14 +1,25 @@
 import { Type } from '@sinclair/typebox'
-import { FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../../lib/schemas'
+import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../../lib/schemas'
 
 export const MedicalEventType = Type.String({ enum: ['vaccine', 'procedure', 'medication'] })
+
+const ONLY_VACCINE = 'Only for a vaccine: set on another type, a 400.'
+
+const DoseNumber = Type.Integer({ minimum: 1, maximum: 20, description: `The dose's number in its series, 1 to 20. ${ONLY_VACCINE}` })
+const LotNumber = Type.String({ minLength: 1, maxLength: 100, description: `The vaccine's lot number, at most 100 characters. ${ONLY_VACCINE}` })
+const Site = Type.String({ minLength: 1, maxLength: 100, description: `Where on the body the dose was given (e.g. left thigh), at most 100 characters. ${ONLY_VACCINE}` })
+const NextDueDate = Type.String({ format: 'date', pattern: DATE_PATTERN, examples: ['2024-08-17'], description: `When the next dose is due: not before date, and may lie in the future. ${ONLY_VACCINE}` })
 
 export const MedicalEventFields = {
   date: IsoDate,
   type: MedicalEventType,
   name: Name(200),
   description: Type.Optional(Nullable(FreeText)),
-  visitId: Type.Optional(Nullable(Id))
+  visitId: Type.Optional(Nullable(Id)),
+  doseNumber: Type.Optional(Nullable(DoseNumber)),
+  lotNumber: Type.Optional(Nullable(LotNumber)),
+  site: Type.Optional(Nullable(Site)),
+  nextDueDate: Type.Optional(Nullable(NextDueDate))
 }
 
 export const MedicalEvent = Type.Object({
@@ -19,8 +30,11 @@ export const MedicalEvent = Type.Object({
   name: Type.String(),
   description: Nullable(Type.String()),
   visitId: Nullable(Id),
+  doseNumber: Nullable(Type.Integer({ description: 'The dose\'s number in its series; null unless set on a vaccine' })),
+  lotNumber: Nullable(Type.String({ description: 'The vaccine\'s lot number; null unless set on a vaccine' })),
+  site: Nullable(Type.String({ description: 'Where on the body the dose was given; null unless set on a vaccine' })),
+  nextDueDate: Nullable(Type.String({ format: 'date', description: 'When the next dose is due; null unless set on a vaccine' })),
   version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { $id: 'MedicalEvent', title: 'MedicalEvent' })
-
