@@ -10,7 +10,7 @@ import type { Sql } from '../db/client'
 import { TEST_ENV, testDatabase, type TestDatabase } from './helper'
 
 const ROOT = path.join(__dirname, '..')
-const RECORD_TABLES = ['users', 'families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments', 'sessions', 'refresh_tokens', 'invites']
+const RECORD_TABLES = ['users', 'families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'temperatures', 'attachments', 'sessions', 'refresh_tokens', 'invites']
 
 interface Run {
   code: number | null
@@ -84,9 +84,9 @@ async function fill (sql: Sql, { uploads, avatars }: Instance): Promise<void> {
       (1, 'bo@example.org', 'viewer', 'invite-two', 1, now() + interval '7 days', now(), 2, null)
   `
   await sql`
-    insert into children (family_id, name, date_of_birth, sex, avatar_name, avatar_size_bytes) values
-      (1, ${'Zoë 🎈'}, '2020-02-29', 'female', 'avatar-1.png', ${avatar.length}),
-      (2, 'Max', '2019-12-31', 'male', null, null)
+    insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days, avatar_name, avatar_size_bytes) values
+      (1, ${'Zoë 🎈'}, '2020-02-29', 'female', 31, 4, 'avatar-1.png', ${avatar.length}),
+      (2, 'Max', '2019-12-31', 'male', null, null, null, null)
   `
   await sql`
     insert into visits (child_id, date, type, provider, notes) values
@@ -101,15 +101,21 @@ async function fill (sql: Sql, { uploads, avatars }: Instance): Promise<void> {
       (1, null, '2021-06-01', null, 3.456, null, 'weight only')
   `
   await sql`
-    insert into medical_events (child_id, visit_id, date, type, name, description) values
-      (1, 1, '2021-01-05', 'vaccine', 'MMR', null),
-      (1, null, '2021-02-01', 'medication', 'Ibuprofen', '200 mg'),
-      (2, null, '2021-02-02', 'procedure', 'Stitches', null)
+    insert into medical_events (child_id, visit_id, date, type, name, description, dose_number, lot_number, site, next_due_date) values
+      (1, 1, '2021-01-05', 'vaccine', 'MMR', null, 2, ${'Lot; "7"\tß'}, 'Left thigh', '2021-07-05'),
+      (1, null, '2021-02-01', 'medication', 'Ibuprofen', '200 mg', null, null, null, null),
+      (2, null, '2021-02-02', 'procedure', 'Stitches', null, null, null, null, null)
   `
   await sql`
     insert into illnesses (child_id, visit_id, start_date, end_date, diagnosis, symptoms, medications, temperature_c, notes) values
       (1, 2, '2021-02-27', '2021-03-03', 'Flu', 'Fever, cough', 'Paracetamol', 38.75, null),
       (1, null, '2021-07-01', null, null, null, null, null, null)
+  `
+  // Readings of the flu: their highest is kept on the illness.
+  await sql`
+    insert into temperatures (child_id, illness_id, taken_at, temperature_c, method, notes) values
+      (1, 1, '2021-02-27 21:15:30.25+01', 39.25, 'rectal', ${'Night; "hot"\tß'}),
+      (1, 1, '2021-02-28 08:00:00+00', 38.1, null, null)
   `
   await sql`
     insert into attachments (child_id, visit_id, measurement_id, illness_id, file_name, stored_name, content_type, size_bytes) values
@@ -135,7 +141,7 @@ async function rows (sql: Sql): Promise<Record<string, string[]>> {
   return all
 }
 
-const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments']
+const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments', 'temperatures']
 
 /**
  * What a restore brings back as it was: every row but the versions, which

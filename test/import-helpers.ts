@@ -54,17 +54,22 @@ export function pdf (size = 3000): Buffer {
 export async function richFamily (app: App, owner: Pair): Promise<number> {
   const family = await created(app, owner, '/api/families', { name: 'Família Ødegård, "the first"' })
   for (const [name, birth] of [['Zoë', '2021-03-01'], ['Ari', '2023-07-15']]) {
-    const child = await created(app, owner, '/api/children', { name, dateOfBirth: birth, sex: name === 'Zoë' ? 'female' : 'male', familyId: family.id })
+    // Zoë was born preterm: her growth is scored at her corrected age.
+    const preterm = name === 'Zoë' ? { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2 } : {}
+    const child = await created(app, owner, '/api/children', { name, dateOfBirth: birth, sex: name === 'Zoë' ? 'female' : 'male', familyId: family.id, ...preterm })
     const base = `/api/children/${child.id}`
     const year = Number(birth.slice(0, 4))
     const wellness = await created(app, owner, `${base}/visits`, { date: `${year + 1}-03-01`, type: 'wellness', provider: 'Dr. Osei', notes: 'Check; all fine', measurement: { heightCm: 76.4, weightKg: 10.125 } })
     const sick = await created(app, owner, `${base}/visits`, { date: `${year + 1}-01-10`, type: 'sick' })
     const early = await created(app, owner, `${base}/measurements`, { measuredAt: birth, heightCm: 50.2, weightKg: 3.456, headCircumferenceCm: 34.5, notes: 'At birth' })
     await created(app, owner, `${base}/measurements`, { measuredAt: `${year + 1}-06-01`, weightKg: 10.2, visitId: sick.id })
-    await created(app, owner, `${base}/medical-events`, { date: `${year}-09-01`, type: 'vaccine', name: 'DTaP', visitId: sick.id })
+    await created(app, owner, `${base}/medical-events`, { date: `${year}-09-01`, type: 'vaccine', name: 'DTaP', visitId: sick.id, doseNumber: 1, lotNumber: 'Lot «Ø-7»', site: 'Left thigh', nextDueDate: `${year}-11-01` })
     await created(app, owner, `${base}/medical-events`, { date: `${year + 1}-01-10`, type: 'medication', name: 'Amoxicillin', description: 'Twice a day' })
     const flu = await created(app, owner, `${base}/illnesses`, { startDate: `${year + 1}-01-08`, endDate: `${year + 1}-01-15`, diagnosis: 'Influenza', symptoms: 'Fever', temperatureC: 39.25, visitId: sick.id })
     await created(app, owner, `${base}/illnesses`, { startDate: `${year + 1}-03-01`, diagnosis: 'Cold' })
+    // Readings of the flu: the highest goes above the temperature noted with it.
+    await created(app, owner, `/api/illnesses/${flu.id}/temperatures`, { takenAt: `${year + 1}-01-09T18:00:00Z`, temperatureC: 38.2 })
+    await created(app, owner, `/api/illnesses/${flu.id}/temperatures`, { takenAt: `${year + 1}-01-08T07:30:00+01:00`, temperatureC: 39.6, method: 'rectal', notes: 'At night' })
     for (const [file, fileName, type, fields] of [
       [pdf(), 'report – März.pdf', 'application/pdf', { visitId: wellness.id, measurementId: wellness.measurement.id }],
       [pdf(5000), 'flu.pdf', 'application/pdf', { illnessId: flu.id }],
@@ -165,6 +170,8 @@ export async function childView (app: App, pair: Pair, childId: number): Promise
   for (const kind of ['measurements', 'visits', 'medical-events', 'illnesses', 'attachments']) {
     lists[kind] = (await get(`/api/children/${childId}/${kind}?limit=1000`)).data
   }
+  lists.temperatures = []
+  for (const illness of lists.illnesses) lists.temperatures.push(...(await get(`/api/illnesses/${illness.id}/temperatures?limit=1000`)).data)
   const position = (kind: string, id: number | null): number | null => id === null ? null : lists[kind].findIndex(item => item.id === id)
   const strip = (item: Json): Json => {
     const { id, childId: _c, createdAt, updatedAt, version, ...rest } = item
@@ -173,7 +180,13 @@ export async function childView (app: App, pair: Pair, childId: number): Promise
     if ('illnessId' in rest) rest.illnessId = position('illnesses', rest.illnessId)
     return rest
   }
-  const view: Json = { name: child.name, dateOfBirth: child.dateOfBirth, sex: child.sex }
+  const view: Json = {
+    name: child.name,
+    dateOfBirth: child.dateOfBirth,
+    sex: child.sex,
+    gestationalAgeAtBirthWeeks: child.gestationalAgeAtBirthWeeks,
+    gestationalAgeAtBirthDays: child.gestationalAgeAtBirthDays
+  }
   view.avatar = child.avatarUrl === null ? null : await fileSum(app, child.avatarUrl)
   for (const [kind, items] of Object.entries(lists)) {
     view[kind] = await Promise.all(items.map(async item => {
@@ -182,6 +195,7 @@ export async function childView (app: App, pair: Pair, childId: number): Promise
       return out
     }))
   }
+  view.due = (await get(`/api/children/${childId}/due`)).data.map((item: Json) => ({ ...item, lastDose: { ...item.lastDose, id: position('medical-events', item.lastDose.id) } }))
   const growth = await call(app, pair, `/api/children/${childId}/growth`)
   view.growth = growth.statusCode === 200 ? (growth.json() as Json).points.map(strip) : growth.statusCode
   return view

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { ORPHAN_AGE_MS, sweepOrphans } from '../lib/files/sweep'
 import { storedNamesInUse } from '../sql/attachments'
 import { build, register, tempDir, TEST_ENV, type Pair } from './helper'
-import { call, cli, created, exported, familyView, footprint, importArchive, OPEN, pdf, richFamily, startCli, upload, type App } from './import-helpers'
+import { call, cli, created, exported, familyView, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, startCli, upload, type App } from './import-helpers'
 
 interface Source {
   source: App
@@ -33,7 +33,7 @@ t.test('a family exported from one instance reads back equal once imported into 
   const res = await importArchive(target, importer, archive)
   t.equal(res.statusCode, 201, res.body)
   const answer = res.json()
-  t.same(answer.counts, { children: 2, measurements: 6, visits: 4, medicalEvents: 4, illnesses: 4, attachments: 6, files: 8 })
+  t.same(answer.counts, { children: 2, measurements: 6, visits: 4, medicalEvents: 4, illnesses: 4, temperatures: 4, attachments: 6, files: 8 })
   t.equal(answer.family.name, 'Família Ødegård, "the first"')
   t.equal(answer.family.role, 'owner')
   t.equal(answer.family.memberCount, 1, 'the importer is its only member')
@@ -43,10 +43,18 @@ t.test('a family exported from one instance reads back equal once imported into 
   const after = await familyView(target, importer, answer.family.id)
   t.ok(before.children.every((child: { growth: unknown }) => Array.isArray(child.growth) && child.growth.length > 0), 'the growth answers have points')
   t.same(after, before, 'every child, record, link, file byte and growth answer is the same')
+  const zoe = after.children.find((child: { name: string }) => child.name === 'Zoë')
+  t.match(zoe, { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2 }, 'with the gestational age at birth')
+  t.ok(zoe.growth.some((point: { scoredAt: string }) => point.scoredAt === 'corrected'), 'and growth at the corrected age')
+  t.same(zoe.temperatures, [
+    { illnessId: 1, takenAt: '2022-01-08T06:30:00.000Z', temperatureC: 39.6, method: 'rectal', notes: 'At night' },
+    { illnessId: 1, takenAt: '2022-01-09T18:00:00.000Z', temperatureC: 38.2, method: null, notes: null }
+  ], 'with the flu\'s temperature readings, under the flu')
+  t.match(zoe.illnesses[1], { diagnosis: 'Influenza', temperatureC: 39.6, maxTemperatureC: 39.6 }, 'whose highest reading the flu answers')
 
   const changes = await target.db.sql`select kind, op, user_id from changes where family_id = ${answer.family.id}`
   const records = changes.filter(change => !['family', 'member'].includes(change.kind as string))
-  t.equal(records.length, 2 + 6 + 4 + 4 + 4 + 6, 'one change for each row written')
+  t.equal(records.length, 2 + 6 + 4 + 4 + 4 + 4 + 6, 'one change for each row written')
   t.ok(records.every(change => change.op === 'created' && change.user_id === importer.user.id), 'each a creation by the importer')
 
   const feed = await call(target, importer, `/api/families/${answer.family.id}/changes`)
@@ -60,6 +68,26 @@ t.test('a family exported from one instance reads back equal once imported into 
 
   const stranger = await register(target)
   t.equal((await call(target, stranger, `/api/families/${answer.family.id}`)).statusCode, 403, 'the new family is the importer\'s alone')
+})
+
+t.test('an archive written before temperature readings existed still imports', async t => {
+  const { archive } = await shared()
+  const older = await rebuilt(archive, (_found, manifest, family) => {
+    manifest.schemaVersion = family.schemaVersion = '20261124-150000-row-counts.sql'
+    for (const child of family.children) {
+      delete child.temperatures
+      for (const illness of child.illnesses) delete illness.maxTemperatureC
+    }
+  })
+  const target = await build(t, { env: OPEN })
+  const importer = await register(target)
+  const res = await importArchive(target, importer, older)
+  t.equal(res.statusCode, 201, res.body)
+  t.equal(res.json().counts.temperatures, 0)
+  const view = await familyView(target, importer, res.json().family.id)
+  const zoe = view.children.find((child: { name: string }) => child.name === 'Zoë')
+  t.same(zoe.temperatures, [], 'no readings')
+  t.match(zoe.illnesses[1], { diagnosis: 'Influenza', temperatureC: 39.6, maxTemperatureC: null }, 'the illness keeps the temperature it showed')
 })
 
 t.test('the command line imports an archive for a user named by e-mail', async t => {
