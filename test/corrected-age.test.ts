@@ -1,8 +1,9 @@
 import t, { type Test } from 'tap'
-import { readFileSync } from 'node:fs'
+import { copyFileSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import { migrate, migrationFiles, MIGRATIONS_DIR } from '../db/migrate'
 import { issuesOf } from './fhir-validate'
-import { build, bearer, growthDir, register, type App, type Pair } from './helper'
+import { build, bearer, growthDir, register, tempDir, testDatabase, type App, type Pair } from './helper'
 
 // The WHO tables are read at run time from the run's table folder; no value of theirs is written here.
 const TABLES = growthDir()
@@ -265,4 +266,35 @@ t.test('the FHIR export records the gestational age at birth as an Observation',
   const atTerm = (await call(app, owner, 'GET', `/api/children/${term.id}/export?format=fhir`)).json()
   t.match(atTerm.entry[1].resource, { valueQuantity: { value: 40, code: 'wk' } }, 'whole weeks without days')
   t.same(issuesOf(atTerm), [])
+})
+
+t.test('the migration keeps existing children, of unknown gestational age, and the database holds the rules', async t => {
+  const { sql } = await testDatabase(t, { empty: true })
+  const MINE = '20261124-161000-gestational-age.sql'
+  const dir = tempDir(t)
+  const earlier = (await migrationFiles()).filter(name => name < MINE)
+  for (const name of earlier) copyFileSync(path.join(MIGRATIONS_DIR, name), path.join(dir, name))
+  await migrate(sql, { dir })
+  const [family] = await sql`insert into families (name) values ('Old') returning id`
+  const [child] = await sql`insert into children (family_id, name, date_of_birth, sex) values (${family.id}, 'Kim', '2020-01-01', 'male') returning id`
+
+  copyFileSync(path.join(MIGRATIONS_DIR, MINE), path.join(dir, MINE))
+  t.same(await migrate(sql, { dir }), [MINE])
+  const [row] = await sql`select gestational_age_weeks, gestational_age_days, version from children where id = ${child.id}`
+  t.same(row, { gestational_age_weeks: null, gestational_age_days: null, version: 1 }, 'unknown, and not a change of the child')
+
+  const refused = async (weeks: number | null, days: number | null): Promise<string | undefined> => {
+    try {
+      await sql`update children set gestational_age_weeks = ${weeks}, gestational_age_days = ${days} where id = ${child.id}`
+      return undefined
+    } catch (error) {
+      return (error as { code?: string }).code
+    }
+  }
+  t.equal(await refused(null, 3), '23514', 'days without weeks')
+  t.equal(await refused(21, null), '23514', '21 weeks')
+  t.equal(await refused(45, 0), '23514', '45 weeks')
+  t.equal(await refused(30, 7), '23514', '7 days')
+  t.equal(await refused(44, 6), undefined, '44 weeks 6 days')
+  t.equal(await refused(22, null), undefined, '22 weeks')
 })
