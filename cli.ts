@@ -264,7 +264,7 @@ const commands: Record<string, Command> = {
         if (owner === undefined) throw new Error(`no user has the e-mail ${email}`)
         try {
           const { family, counts } = await importArchive(sql, file, owner.id, null, config)
-          const records = counts.measurements + counts.visits + counts.medicalEvents + counts.illnesses + counts.attachments
+          const records = counts.measurements + counts.visits + counts.medicalEvents + counts.illnesses + counts.temperatures + counts.attachments
           return `imported the family ${JSON.stringify(family.name)} (id ${family.id}) for ${owner.email}: ${counts.children} ${counts.children === 1 ? 'child' : 'children'}, ${plural(records, 'record')}, ${plural(counts.files, 'file')}`
         } catch (error) {
           if (error instanceof ArchiveProblem) throw new Error(`the archive cannot be imported: ${error.message}`)

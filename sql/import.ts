@@ -2,7 +2,7 @@ import type { JSONValue } from 'postgres'
 import type { Db } from '../db/client'
 
 /** Tables an archive's rows are written into. */
-export type ImportTable = 'children' | 'visits' | 'measurements' | 'medical_events' | 'illnesses' | 'attachments'
+export type ImportTable = 'children' | 'visits' | 'measurements' | 'medical_events' | 'illnesses' | 'temperatures' | 'attachments'
 
 /** Rows go this many to a statement. */
 const BATCH = 1000

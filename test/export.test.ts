@@ -107,7 +107,7 @@ async function fullChild (app: App, owner: Pair, name = 'Zoë Ødegård'): Promi
   const early = await created(app, owner, `${base}/measurements`, { measuredAt: '2021-03-01', heightCm: 50.2, weightKg: 3.456, headCircumferenceCm: 34.5, notes: 'At birth' })
   await created(app, owner, `${base}/measurements`, { measuredAt: '2023-03-02', heightCm: 86.6 })
   await created(app, owner, `${base}/measurements`, { measuredAt: '2022-06-01', weightKg: 10.2, visitId: sick.id })
-  await created(app, owner, `${base}/medical-events`, { date: '2021-05-01', type: 'vaccine', name: 'DTaP', visitId: sick.id })
+  await created(app, owner, `${base}/medical-events`, { date: '2021-05-01', type: 'vaccine', name: 'DTaP', visitId: sick.id, doseNumber: 2, lotNumber: 'AC52; B', site: 'Left thigh', nextDueDate: '2021-07-01' })
   await created(app, owner, `${base}/medical-events`, { date: '2022-01-10', type: 'procedure', name: 'Ear examination', description: 'Both ears', visitId: sick.id })
   await created(app, owner, `${base}/medical-events`, { date: '2022-01-10', type: 'medication', name: 'Amoxicillin' })
   const flu = await created(app, owner, `${base}/illnesses`, { startDate: '2022-01-08', endDate: '2022-01-15', diagnosis: 'Influenza', symptoms: 'Fever', temperatureC: 39.25, visitId: sick.id })
@@ -174,7 +174,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   t.equal(DISPOSITION.exec(disposition)?.[1], `zoe-odegard-${today}.json`, 'an ASCII file name from the child\'s name and the date')
   t.ok(disposition.endsWith(`; filename*=UTF-8''Zo%C3%AB-%C3%98deg%C3%A5rd-${today}.json`), 'and the name as written')
   const document = res.json()
-  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'attachments', 'growth'])
+  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'temperatures', 'attachments', 'growth'])
   t.equal(document.schemaVersion, await lastMigration(app), 'the schema version is the last applied migration')
   t.ok(Math.abs(Date.parse(document.exportedAt) - Date.now()) < 60000, 'exportedAt is the moment of the export')
 

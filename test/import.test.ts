@@ -101,7 +101,7 @@ t.test('the command line imports an archive for a user named by e-mail', async t
   const env = { ...TEST_ENV, DATABASE_URL: target.db.url, UPLOAD_DIR: target.config.uploadDir, AVATAR_DIR: target.config.avatarDir }
   const run = await cli(['import', '--in', file, '--owner', importer.user.email.toUpperCase()], env)
   t.equal(run.code, 0, run.stderr)
-  t.match(run.stdout, /^imported the family "Família Ødegård, \\"the first\\"" \(id \d+\) for .+: 2 children, 24 records, 8 files\n$/)
+  t.match(run.stdout, /^imported the family "Família Ødegård, \\"the first\\"" \(id \d+\) for .+: 2 children, 28 records, 8 files\n$/)
   const [{ id }] = await target.db.sql`select m.family_id as id from family_members m join families f on f.id = m.family_id where m.user_id = ${importer.user.id} and f.name like 'Fam%lia%'`
   t.same(await familyView(target, importer, id as number), await familyView(source, owner, familyId), 'it reads back equal')
   const [{ users }] = await target.db.sql`select count(distinct user_id)::int as users from changes where family_id = ${id as number} and kind = 'child'`

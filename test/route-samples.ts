@@ -17,6 +17,7 @@ export interface Fixture {
   visitId: number
   medicalEventId: number
   illnessId: number
+  temperatureId: number
   attachmentId: number
   inviteId: number
   /** A member of the family made for this fixture, for routes that act on a user. */
@@ -100,6 +101,9 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'PUT /api/illnesses/{id}': { body: { startDate: '2022-01-02', diagnosis: 'Cold' } },
     'PATCH /api/illnesses/{id}': { body: { diagnosis: 'Flu' } },
     'GET /api/illnesses': { query: `childId=${f.childId}` },
+    'POST /api/illnesses/{illnessId}/temperatures': { body: { takenAt: '2021-01-02T08:00:00Z', temperatureC: 38.4, method: 'ear' } },
+    'PUT /api/temperatures/{id}': { body: { takenAt: '2021-01-02T09:00:00+01:00', temperatureC: 38.9 } },
+    'PATCH /api/temperatures/{id}': { body: { notes: 'after a nap' } },
     'POST /api/auth/logout': { body: {} },
     'POST /api/invites/accept': { body: { token: 'not-a-token' } },
     'PATCH /api/me': { body: { name: 'Same Name' } },
@@ -141,11 +145,12 @@ export function concrete (route: string, f: Fixture): string {
   const kind = url.split('/')[2]
   const ids: Record<string, number> = {
     families: f.familyId, children: f.childId, measurements: f.measurementId, visits: f.visitId,
-    'medical-events': f.medicalEventId, illnesses: f.illnessId, attachments: f.attachmentId
+    'medical-events': f.medicalEventId, illnesses: f.illnessId, attachments: f.attachmentId, temperatures: f.temperatureId
   }
   return url
     .replace('{id}', String(ids[kind] ?? f.familyId))
     .replace('{childId}', String(f.childId))
+    .replace('{illnessId}', String(f.illnessId))
     .replace('{userId}', String(f.extraUserId))
     .replace('{inviteId}', String(f.inviteId))
     .replace('{indicator}', 'weight-for-age')
@@ -205,8 +210,12 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
   const [child] = await sql`insert into children (family_id, name, date_of_birth, sex) values (${family.id}, ${'Child ' + marker}, '2020-01-01', 'female') returning id`
   const [visit] = await sql`insert into visits (child_id, date, type, notes) values (${child.id}, '2021-01-01', 'wellness', ${marker}) returning id`
   const [measurement] = await sql`insert into measurements (child_id, measured_at, weight_kg, notes) values (${child.id}, '2021-01-01', 10, ${marker}) returning id`
-  const [event] = await sql`insert into medical_events (child_id, date, type, name) values (${child.id}, '2021-01-01', 'vaccine', ${marker}) returning id`
+  const [event] = await sql`
+    insert into medical_events (child_id, date, type, name, dose_number, lot_number, next_due_date)
+    values (${child.id}, '2021-01-01', 'vaccine', ${marker}, 1, ${marker}, '2021-03-01') returning id
+  `
   const [illness] = await sql`insert into illnesses (child_id, start_date, diagnosis) values (${child.id}, '2021-01-01', ${marker}) returning id`
+  const [temperature] = await sql`insert into temperatures (child_id, illness_id, taken_at, temperature_c, notes) values (${child.id}, ${illness.id}, '2021-01-01T20:00:00Z', 38.5, ${marker}) returning id`
   const stored = randomBytes(16).toString('hex') + '.png'
   mkdirSync(app.config.uploadDir, { recursive: true })
   writeFileSync(path.join(app.config.uploadDir, stored), await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).png().toBuffer())
@@ -220,7 +229,7 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
   `
   return {
     familyId: family.id, childId: child.id, measurementId: measurement.id, visitId: visit.id, medicalEventId: event.id,
-    illnessId: illness.id, attachmentId: attachment.id, inviteId: invite.id, extraUserId: extra, outsiderUserId: outsider, marker
+    illnessId: illness.id, temperatureId: temperature.id, attachmentId: attachment.id, inviteId: invite.id, extraUserId: extra, outsiderUserId: outsider, marker
   }
 }
 
@@ -228,7 +237,7 @@ export async function tableCounts (app: App): Promise<string> {
   const [row] = await app.sql`
     select (select count(*) from families) f, (select count(*) from family_members) fm, (select count(*) from children) c,
            (select count(*) from measurements) m, (select count(*) from visits) v, (select count(*) from medical_events) e,
-           (select count(*) from illnesses) i, (select count(*) from attachments) a, (select count(*) from invites where revoked_at is null) inv,
+           (select count(*) from illnesses) i, (select count(*) from temperatures) t, (select count(*) from attachments) a, (select count(*) from invites where revoked_at is null) inv,
            (select count(*) from users) u, (select count(*) from calendar_feeds) cf, (select string_agg(name, ',' order by id) from children) names,
            (select string_agg(name || role, ',' order by id) from users) accounts
   `

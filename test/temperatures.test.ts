@@ -1,5 +1,8 @@
 import t, { type Test } from 'tap'
+import { resourceId } from '../lib/fhir'
+import { issuesOf } from './fhir-validate'
 import { build, bearer, register, type App, type Pair } from './helper'
+import { importArchive, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
 type Json = any
@@ -329,4 +332,73 @@ t.test('bad input is a 400 naming the field, and nothing is written', async t =>
   const moved = await call(app, owner, 'PATCH', `/api/children/${child}`, { dateOfBirth: '2024-01-02' })
   t.equal(moved.statusCode, 400, 'the child\'s birth cannot move after a reading')
   t.match(moved.json().details.issues[0].message, /2024-01-01/)
+})
+
+t.test('exports carry the readings: JSON, FHIR validated, and the family archive', async t => {
+  const { app, owner, familyId, child, illness } = await setup(t)
+  const other = await made(app, owner, `/api/children/${child.id}/illnesses`, { startDate: '2024-04-01', diagnosis: 'Cold' })
+  const readings = [
+    await made(app, owner, `/api/illnesses/${illness.id}/temperatures`, { takenAt: '2024-03-02T08:00:00+01:00', temperatureC: 39.2, method: 'oral', notes: 'morning' }),
+    await made(app, owner, `/api/illnesses/${other.id}/temperatures`, { takenAt: '2024-04-01T18:00:00Z', temperatureC: 38 }),
+    await made(app, owner, `/api/illnesses/${illness.id}/temperatures`, { takenAt: '2024-03-01T22:00:00Z', temperatureC: 38.4, method: 'forehead' })
+  ]
+
+  const document = await get(app, owner, `/api/children/${child.id}/export`)
+  t.same(document.temperatures, [readings[2], readings[0], readings[1]], 'every reading of the child, oldest first, as its GET answers it')
+  t.same(document.illnesses, (await get(app, owner, `/api/children/${child.id}/illnesses`)).data, 'the illnesses with their highest readings')
+
+  const bundle = await get(app, owner, `/api/children/${child.id}/export?format=fhir`)
+  const problems: string[] = []
+  for (const { resource } of bundle.entry) {
+    for (const profile of [undefined, ...(resource.meta?.profile ?? [])]) {
+      for (const issue of issuesOf(resource, profile)) problems.push(`${resource.resourceType} ${profile ?? ''}: ${issue.severity} ${issue.details?.text ?? ''} ${issue.expression?.join(',') ?? ''}`)
+    }
+  }
+  for (const issue of issuesOf(bundle)) problems.push(`Bundle: ${issue.details?.text ?? ''}`)
+  t.same(problems, [], 'the bundle validates against FHIR R4 and the vital-signs profiles')
+  const byUrl = new Map<string, Json>(bundle.entry.map((entry: Json) => [entry.fullUrl, entry.resource]))
+  const temperatures = bundle.entry.map((entry: Json) => entry.resource).filter((resource: Json) => resource.resourceType === 'Observation' && resource.code.coding[0].code === '8310-5')
+  t.equal(temperatures.length, 3, 'one body temperature Observation a reading, none for the illnesses that have readings')
+  const first = temperatures.find((resource: Json) => resource.id === resourceId('temperature', readings[0].id))
+  t.match(first, {
+    status: 'final',
+    category: [{ coding: [{ code: 'vital-signs' }] }],
+    code: { coding: [{ system: 'http://loinc.org', code: '8310-5' }] },
+    effectiveDateTime: '2024-03-02T07:00:00.000Z',
+    valueQuantity: { value: 39.2, unit: '°C', system: 'http://unitsofmeasure.org', code: 'Cel' },
+    method: { text: 'oral' },
+    note: [{ text: 'morning' }],
+    focus: [{ type: 'Condition' }]
+  }, 'at the moment it was taken, in Cel, with its method')
+  t.same(byUrl.get(first.focus[0].reference)?.id, resourceId('illness', illness.id), 'about its illness\'s Condition, in the bundle')
+  t.notOk(temperatures.find((resource: Json) => resource.id === resourceId('temperature', readings[1].id)).method, 'no method when none was given')
+
+  const lone = await made(app, owner, `/api/children/${child.id}/illnesses`, { startDate: '2024-05-01', temperatureC: 38.3 })
+  const again = await get(app, owner, `/api/children/${child.id}/export?format=fhir`)
+  t.ok(again.entry.some((entry: Json) => entry.resource.id === resourceId('illness', lone.id, 'body-temperature')), 'an illness without readings keeps its noted temperature as an Observation')
+
+  const archive = await call(app, owner, 'GET', `/api/families/${familyId}/export`)
+  t.equal(archive.statusCode, 200)
+  const entries = await unzip(archive.rawPayload)
+  const family = JSON.parse((entries.get('family.json') as Buffer).toString())
+  t.same(family.children[0].temperatures.map((reading: Json) => reading.id), [readings[2].id, readings[0].id, readings[1].id], 'the archive\'s family.json holds them')
+  t.equal(JSON.parse((entries.get('manifest.json') as Buffer).toString()).counts.temperatures, 3, 'and its manifest counts them')
+
+  const target = await build(t, { env: OPEN })
+  const importer = await register(target)
+  const imported = await importArchive(target, importer, archive.rawPayload)
+  t.equal(imported.statusCode, 201, imported.body)
+  t.equal(imported.json().counts.temperatures, 3)
+  const [newChild] = (await get(target, importer, `/api/children?familyId=${imported.json().family.id}`)).data
+  const illnesses = (await get(target, importer, `/api/children/${newChild.id}/illnesses`)).data
+  const strip = ({ id: _id, childId: _child, illnessId: _illness, version: _version, createdAt: _created, updatedAt: _updated, ...rest }: Json) => rest
+  for (const [from, to] of [[illness.id, illnesses.find((item: Json) => item.diagnosis === 'Flu').id], [other.id, illnesses.find((item: Json) => item.diagnosis === 'Cold').id]]) {
+    const before = (await get(app, owner, `/api/illnesses/${from}/temperatures`)).data
+    const after = (await get(target, importer, `/api/illnesses/${to}/temperatures`)).data
+    t.same(after.map(strip), before.map(strip), 'each illness has its readings again, new ids, linked to the new illness')
+    t.ok(after.every((reading: Json) => reading.childId === newChild.id && reading.illnessId === to && reading.version === 1))
+    t.equal((await get(target, importer, `/api/illnesses/${to}`)).maxTemperatureC, (await get(app, owner, `/api/illnesses/${from}`)).maxTemperatureC)
+  }
+  const changes = await target.sql`select kind, op, count(*)::int as n from changes where family_id = ${imported.json().family.id} and kind in ('temperature', 'illness') group by kind, op order by kind`
+  t.same(changes.map(row => [row.kind, row.op, row.n]), [['illness', 'created', 3], ['temperature', 'created', 3]], 'one change a reading and an illness, the illness written with its highest reading')
 })

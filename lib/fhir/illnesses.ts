@@ -7,9 +7,12 @@ import { VitalSigns, vitalSignObservation } from './vital-signs'
 
 const CONDITION_CLINICAL = 'http://terminology.hl7.org/CodeSystem/condition-clinical'
 
-/** The temperature taken during an illness, dated at its start. */
+/**
+ * The temperature noted with an illness, dated at its start. An illness with
+ * temperature readings has none: each reading is an Observation of its own.
+ */
 export function illnessTemperature (illness: Illness, links: Links): Observation | null {
-  if (illness.temperatureC === null) return null
+  if (illness.temperatureC === null || (illness.maxTemperatureC ?? null) !== null) return null
   return vitalSignObservation({
     id: resourceId('illness', illness.id, 'body-temperature'),
     lastUpdated: illness.updatedAt,

@@ -34,6 +34,10 @@ export interface VitalSignValues {
   subject: Reference
   encounter?: Reference
   notes: string | null
+  /** How the value was taken, as text. */
+  method?: string | null
+  /** What the value is about besides the patient: an illness's Condition. */
+  focus?: Reference
   derivedFrom?: Reference[]
 }
 
@@ -56,6 +60,8 @@ export function vitalSignObservation (values: VitalSignValues): Observation {
     ...ifPresent('encounter', values.encounter),
     effectiveDateTime: values.date,
     valueQuantity: { value: values.value, unit: sign.unit, system: UCUM, code: sign.ucum },
+    ...ifPresent('method', values.method === null || values.method === undefined ? null : { text: values.method }),
+    ...ifPresent('focus', values.focus === undefined ? null : [values.focus]),
     ...ifPresent('derivedFrom', values.derivedFrom),
     ...annotations(values.notes)
   }

@@ -1,7 +1,7 @@
 import { openObject, writeBundle } from '../../lib/export/bundle'
 import type { Output } from '../../lib/export/output'
 import { apiRow } from '../../lib/export/rows'
-import { streamedBundle, type Attachment, type Child as FhirChild, type Illness, type MedicalEvent, type Measurement, type Visit } from '../../lib/fhir'
+import { streamedBundle, type Attachment, type Child as FhirChild, type Illness, type MedicalEvent, type Measurement, type Temperature, type Visit } from '../../lib/fhir'
 import { childGrowth } from '../../lib/growth/child'
 import type { GrowthTables } from '../../lib/growth/tables'
 import type { Tx } from '../../db/client'
@@ -56,6 +56,7 @@ export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, ti
     visits: batches<Visit>('visits'),
     measurements: batches<Measurement>('measurements'),
     illnesses: batches<Illness>('illnesses'),
+    temperatures: batches<Temperature>('temperatures'),
     medicalEvents: batches<MedicalEvent>('medicalEvents'),
     attachments: () => attachments(tx, child.id) as AsyncIterable<Attachment[]>
   }, { timestamp })

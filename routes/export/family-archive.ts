@@ -57,6 +57,7 @@ export async function spoolFamily (spool: Spool, tx: Tx, family: FamilyHead, opt
     visits: 0,
     medicalEvents: 0,
     illnesses: 0,
+    temperatures: 0,
     attachments: 0,
     avatars: 0,
     files: 0

@@ -10,6 +10,7 @@ export const ChildExport = Type.Object({
   visits: Type.Array(Type.Ref('Visit'), { description: 'every visit, newest first' }),
   medicalEvents: Type.Array(Type.Ref('MedicalEvent'), { description: 'every medical event, newest first' }),
   illnesses: Type.Array(Type.Ref('Illness'), { description: 'every illness, newest first' }),
+  temperatures: Type.Array(Type.Ref('Temperature'), { description: 'every temperature reading of the child\'s illnesses, oldest first (by takenAt); each names its illness by illnessId. Archives written before readings existed have no such list' }),
   attachments: Type.Array(Type.Ref('Attachment'), { description: 'every attachment, newest first' }),
   growth: Nullable(Type.Ref('Growth', { description: 'as GET /api/children/{childId}/growth answers it; null without the WHO reference tables' }))
 }, {

@@ -22,6 +22,7 @@ const Imported = Type.Object({
     visits: Type.Integer(),
     medicalEvents: Type.Integer(),
     illnesses: Type.Integer(),
+    temperatures: Type.Integer({ description: 'temperature readings; 0 for an archive written before readings existed' }),
     attachments: Type.Integer(),
     files: Type.Integer({ description: 'attachments and avatars stored' })
   })
