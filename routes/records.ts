@@ -158,8 +158,10 @@ async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, bo
 
 /**
  * The routes of one kind of record, in both shapes of the API: under the child
- * (`/api/children/:childId/{kind}`) and flat (`/api/{kind}`, `/api/{kind}/:id`).
- * Access is decided by the family scope before any handler runs.
+ * (`/api/children/:childId/{kind}`) and flat (`/api/{kind}`, `/api/{kind}/:id`);
+ * a kind with a parent is listed and created under the parent instead
+ * (`/api/{parent}/:{param}/{kind}`). Access is decided by the family scope
+ * before any handler runs.
  */
 export function recordRoutes (spec: RecordSpec) {
   const tags = [spec.path]

@@ -293,6 +293,7 @@ t.test('a family\'s ZIP archive holds the listed files, checked by its manifest'
       (select count(*) from visits v join children c on c.id = v.child_id where c.family_id = ${familyId}) as visits,
       (select count(*) from medical_events e join children c on c.id = e.child_id where c.family_id = ${familyId}) as "medicalEvents",
       (select count(*) from illnesses i join children c on c.id = i.child_id where c.family_id = ${familyId}) as illnesses,
+      (select count(*) from temperatures r join children c on c.id = r.child_id where c.family_id = ${familyId}) as temperatures,
       (select count(*) from attachments a join children c on c.id = a.child_id where c.family_id = ${familyId}) as attachments,
       (select count(avatar_name) from children where family_id = ${familyId}) as avatars
   `

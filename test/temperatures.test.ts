@@ -402,3 +402,18 @@ t.test('exports carry the readings: JSON, FHIR validated, and the family archive
   const changes = await target.sql`select kind, op, count(*)::int as n from changes where family_id = ${imported.json().family.id} and kind in ('temperature', 'illness') group by kind, op order by kind`
   t.same(changes.map(row => [row.kind, row.op, row.n]), [['illness', 'created', 3], ['temperature', 'created', 3]], 'one change a reading and an illness, the illness written with its highest reading')
 })
+
+t.test('the database refuses what the API refuses: a reading of another child than its illness\'s, values out of range', async t => {
+  const { app, owner, illness } = await setup(t)
+  const other = await made(app, owner, '/api/children', { name: 'Lou', dateOfBirth: '2023-01-01', sex: 'male' })
+  const refused = async (what: string, insert: () => Promise<unknown>, code: string) => {
+    const error = await insert().then(() => null, (caught: { code?: string }) => caught)
+    t.equal(error?.code, code, what)
+  }
+  await refused('a child other than the illness\'s', () => app.sql`insert into temperatures (child_id, illness_id, taken_at, temperature_c) values (${other.id}, ${illness.id}, now(), 38)`, '23503')
+  await refused('above 43', () => app.sql`insert into temperatures (child_id, illness_id, taken_at, temperature_c) values (${illness.childId}, ${illness.id}, now(), 43.5)`, '23514')
+  await refused('three decimals', () => app.sql`insert into temperatures (child_id, illness_id, taken_at, temperature_c) values (${illness.childId}, ${illness.id}, now(), 38.125)`, '23514')
+  await refused('an unknown method', () => app.sql`insert into temperatures (child_id, illness_id, taken_at, temperature_c, method) values (${illness.childId}, ${illness.id}, now(), 38, 'armpit')`, '23514')
+  await refused('no time', () => app.sql`insert into temperatures (child_id, illness_id, temperature_c) values (${illness.childId}, ${illness.id}, 38)`, '23502')
+  t.equal((await app.sql`select count(*)::int as n from temperatures`)[0].n, 0)
+})
