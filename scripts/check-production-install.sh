@@ -41,7 +41,7 @@ admin_sql () {
 }
 
 if ! admin_sql 'select 1' 2>/dev/null; then
-  echo "SKIPPED: the PostgreSQL service at 127.0.0.1:5432 does not answer (as user postgres, without a password); the production install cannot be checked without it"
+  echo "SKIPPED: the PostgreSQL service at ${SERVICE#postgres://} does not answer (user postgres, no password); the production install cannot be checked without it"
   exit 2
 fi
 
