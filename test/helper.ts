@@ -17,7 +17,8 @@ export const TEST_ENV = {
   LOG_LEVEL: 'silent',
   JWT_SECRET: 'test-access-secret-0123456789abcdefghijkl',
   JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdefghijk',
-  BCRYPT_COST: '10',
+  // The lowest cost: a test run hashes thousands of passwords.
+  BCRYPT_COST: '4',
   AUTH_RATE_LIMIT_MAX: '100000',
   // The run's checked WHO tables, so that no test app downloads them.
   get GROWTH_DATA_DIR (): string { return testState().growthDir }
