@@ -43,6 +43,7 @@ t.test('the built dist/ runs with production dependencies only and answers healt
     PATH: process.env.PATH ?? '',
     ...TEST_ENV,
     NODE_ENV: 'production',
+    BCRYPT_COST: '10',
     LOG_LEVEL: 'error',
     PORT: String(port),
     DATABASE_URL: db.url,

@@ -231,7 +231,7 @@ t.test('a 500 outside production says what failed', async t => {
 
 t.test('a 500 in production hides its cause', async t => {
   const logs: string[] = []
-  const app = await build(t, { routes, logs, env: { NODE_ENV: 'production', LOG_LEVEL: 'error' } })
+  const app = await build(t, { routes, logs, env: { NODE_ENV: 'production', BCRYPT_COST: '10', LOG_LEVEL: 'error' } })
   const res = await app.inject({ method: 'GET', url: '/api/test/crash', headers: { 'x-request-id': 'trace-500' } })
   t.equal(res.statusCode, 500)
   t.same(res.json(), { error: 'Internal server error', code: 'INTERNAL_ERROR', details: { requestId: 'trace-500' } })

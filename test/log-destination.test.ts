@@ -105,7 +105,7 @@ t.test('production logs no warning for requests a client got wrong', async t => 
   const app = await build(t, {
     logs,
     env: {
-      NODE_ENV: 'production', LOG_LEVEL: '', REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: '2',
+      NODE_ENV: 'production', BCRYPT_COST: '10', LOG_LEVEL: '', REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: '2',
       UPLOAD_DIR: path.join(files, 'uploads'), AVATAR_DIR: path.join(files, 'avatars')
     }
   })
@@ -173,6 +173,7 @@ async function serverEnv (t: Test): Promise<{ env: Record<string, string>, port:
     env: {
       ...TEST_ENV,
       NODE_ENV: 'production',
+      BCRYPT_COST: '10',
       LOG_LEVEL: 'info',
       DATABASE_URL: db.url,
       DATA_DIR: dir,
@@ -222,7 +223,7 @@ t.test('elsewhere the server writes plain JSON lines', async t => {
 })
 
 t.test('a failed start is an error in the journal', async t => {
-  const bad = { ...TEST_ENV, NODE_ENV: 'production', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', JWT_SECRET: 'short', PATH: process.env.PATH ?? '' }
+  const bad = { ...TEST_ENV, NODE_ENV: 'production', BCRYPT_COST: '10', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', JWT_SECRET: 'short', PATH: process.env.PATH ?? '' }
   const journal = spawnSync(SERVER[0], SERVER.slice(1), { cwd: ROOT, env: { ...bad, JOURNAL_STREAM: '8:1234' }, encoding: 'utf8' })
   t.match(journal.stderr, /^<3>Invalid configuration: JWT_SECRET /)
   const plain = spawnSync(SERVER[0], SERVER.slice(1), { cwd: ROOT, env: bad, encoding: 'utf8' })

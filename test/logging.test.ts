@@ -39,7 +39,7 @@ t.test('secrets never reach the logs, even at the most verbose level', async t =
 
 t.test('production logs errors only, without request bodies', async t => {
   const logs: string[] = []
-  const app = await build(t, { routes, logs, env: { NODE_ENV: 'production', LOG_LEVEL: 'error' } })
+  const app = await build(t, { routes, logs, env: { NODE_ENV: 'production', BCRYPT_COST: '10', LOG_LEVEL: 'error' } })
   t.equal((await send(app)).statusCode, 500)
   t.equal((await app.inject({ method: 'GET', url: '/api/health' })).statusCode, 200)
   const levels = logs.map(line => JSON.parse(line).level)
@@ -54,7 +54,7 @@ t.test('a whole session in production leaves no secret and no body in the logs',
   const files = tempDir(t, 'child-health-log-')
   const app = await build(t, {
     logs,
-    env: { NODE_ENV: 'production', LOG_LEVEL: 'trace', REGISTRATION: 'open', UPLOAD_DIR: path.join(files, 'uploads'), AVATAR_DIR: path.join(files, 'avatars') }
+    env: { NODE_ENV: 'production', BCRYPT_COST: '10', LOG_LEVEL: 'trace', REGISTRATION: 'open', UPLOAD_DIR: path.join(files, 'uploads'), AVATAR_DIR: path.join(files, 'avatars') }
   })
   const secrets: string[] = ['first secret pass', 'second secret pass', 'changed secret pass']
   const post = async (url: string, payload: object, token?: string) => app.inject({

@@ -51,6 +51,7 @@ function oneLine (t: Test, run: Run, pattern: RegExp): void {
 
 const PRODUCTION = {
   NODE_ENV: 'production',
+  BCRYPT_COST: '10',
   DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
   JWT_SECRET: 'a'.repeat(32),
   JWT_REFRESH_SECRET: 'b'.repeat(32)
