@@ -86,7 +86,10 @@ for unit in "${SERVICES[@]}"; do
 done
 
 echo "== Containerfile (test/containerfile.test.ts)"
-if npx tap --reporter=tap --disable-coverage test/containerfile.test.ts; then
+if [ "${CONTAINERFILE_TESTED:-}" = 1 ]; then
+  # CI's run of the whole suite has just run this test file.
+  echo "the whole suite of this run has run test/containerfile.test.ts"
+elif npx tap --reporter=tap --disable-coverage test/containerfile.test.ts; then
   pass "the Containerfile check"
 else
   fail "the Containerfile check"
