@@ -5,14 +5,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { removeStoredFiles } from '../lib/stored-files'
 import { LOCKS } from '../db/locks'
-import { build, bearer, login, register, PASSWORD, type App, type Pair } from './helper'
+import { bearer, build, familyOf, login, PASSWORD, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const DENIED = { error: 'Access denied', code: 'FORBIDDEN', details: {} }
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
-}
 
 function call (app: App, who: Pair | null, method: string, url: string, payload?: unknown) {
   return app.inject({

@@ -3,18 +3,13 @@ import sharp from 'sharp'
 import http from 'node:http'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, register, type App, type Pair } from './helper'
 import { file as part, form, type Part } from './multipart'
 
 const OPEN = { REGISTRATION: 'open' }
 
 function file (value: Buffer, filename = 'scan.png', type = 'image/png'): Part {
   return part(value, filename, type)
-}
-
-function call (app: App, pair: Pair | null, method: string, url: string, payload?: object) {
-  const headers = pair === null ? {} : bearer(pair.accessToken)
-  return app.inject({ method: method as 'GET', url, headers, ...(payload === undefined ? {} : { payload }) })
 }
 
 function upload (app: App, pair: Pair | null, childId: number | string, parts: Part[]) {
@@ -33,10 +28,6 @@ const HEIC = Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from('ftypheic'),
 const HTML = Buffer.from('<!doctype html><html><body><script>alert(document.cookie)</script></body></html>')
 const ELF = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(120)])
 const PE = Buffer.concat([Buffer.from('MZ'), Buffer.alloc(126)])
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
-}
 
 async function join (app: App, owner: Pair, user: Pair, role: string): Promise<void> {
   const invite = (await call(app, owner, 'POST', `/api/families/${familyOf(owner)}/invites`, { email: user.user.email, role })).json()

@@ -2,16 +2,11 @@ import t, { type Test } from 'tap'
 import sharp from 'sharp'
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, register, type App, type Pair } from './helper'
 import { file as part, form, type Part } from './multipart'
 
 function file (value: Buffer, filename = 'me.jpg', type = 'image/jpeg'): Part {
   return part(value, filename, type)
-}
-
-function call (app: App, pair: Pair | null, method: string, url: string, payload?: object) {
-  const headers = pair === null ? {} : bearer(pair.accessToken)
-  return app.inject({ method: method as 'GET', url, headers, ...(payload === undefined ? {} : { payload }) })
 }
 
 function setAvatar (app: App, pair: Pair | null, childId: number | string, parts: Part[]) {
@@ -38,10 +33,6 @@ async function photoWithGps (): Promise<Buffer> {
 
 /** The EXIF pointer to the GPS directory (tag 0x8825), little-endian as sharp writes it. */
 const GPS_POINTER = Buffer.from([0x25, 0x88])
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
-}
 
 async function join (app: App, owner: Pair, user: Pair, role: string): Promise<void> {
   const invite = (await call(app, owner, 'POST', `/api/families/${familyOf(owner)}/invites`, { email: user.user.email, role })).json()

@@ -2,19 +2,11 @@ import t from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import ICAL from 'ical.js'
 import { foldLine, nextDay } from '../lib/calendar'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { build, call, familyOf, join, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 
 const DEAD = { error: 'Calendar feed not found', code: 'NOT_FOUND', details: {} }
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
-}
-
-function call (app: App, pair: Pair, method: string, url: string, payload?: unknown) {
-  return app.inject({ method: method as 'GET', url, headers: bearer(pair.accessToken), ...(payload === undefined ? {} : { payload: payload as object }) })
-}
 
 /** A feed's link, fetched as a calendar application does: no header of its own. */
 function fetchFeed (app: App, url: string) {
@@ -25,13 +17,6 @@ async function createFeed (app: App, pair: Pair, familyId: number): Promise<{ id
   const res = await call(app, pair, 'POST', '/api/me/calendar-feeds', { familyId })
   if (res.statusCode !== 201) throw new Error(`create feed answered ${res.statusCode}: ${res.body}`)
   return res.json()
-}
-
-async function join (app: App, owner: Pair, familyId: number, user: Pair, role: string): Promise<void> {
-  const invite = await call(app, owner, 'POST', `/api/families/${familyId}/invites`, { email: user.user.email, role })
-  if (invite.statusCode !== 201) throw new Error(`invite answered ${invite.statusCode}: ${invite.body}`)
-  const accepted = await call(app, user, 'POST', '/api/invites/accept', { token: invite.json().token })
-  if (accepted.statusCode !== 200) throw new Error(`accept answered ${accepted.statusCode}: ${accepted.body}`)
 }
 
 /** Dates around the database's today, as it counts them. */

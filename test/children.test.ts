@@ -1,23 +1,9 @@
 import t from 'tap'
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs'
 import path from 'node:path'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { build, call, familyOf, join, register } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
-
-function call (app: App, pair: Pair, method: string, url: string, payload?: unknown) {
-  return app.inject({ method: method as 'GET', url, headers: bearer(pair.accessToken), ...(payload === undefined ? {} : { payload: payload as object }) })
-}
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
-}
-
-async function join (app: App, owner: Pair, familyId: number, user: Pair, role: string): Promise<void> {
-  const invite = (await call(app, owner, 'POST', `/api/families/${familyId}/invites`, { email: user.user.email, role })).json()
-  const res = await call(app, user, 'POST', '/api/invites/accept', { token: invite.token })
-  if (res.statusCode !== 200) throw new Error(res.body)
-}
 
 t.test('children: create, read, list, replace, delete', async t => {
   const app = await build(t, { env: OPEN })

@@ -3,7 +3,7 @@ import { copyFileSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { migrate, migrationFiles, MIGRATIONS_DIR } from '../db/migrate'
 import { issuesOf } from './fhir-validate'
-import { build, bearer, growthDir, register, tempDir, testDatabase, type App, type Pair } from './helper'
+import { build, call, growthDir, register, tempDir, testDatabase, type App, type Pair } from './helper'
 
 // The WHO tables are read at run time from the run's table folder; no value of theirs is written here.
 const TABLES = growthDir()
@@ -37,15 +37,6 @@ function phi (z: number): number {
 
 const weightForAge = (sex: 'female' | 'male', day: number, kg: number) => zOf(kg, row('weianthro.txt', sex, day))
 const lengthForAge = (sex: 'female' | 'male', day: number, cm: number) => zOf(cm, row('lenanthro.txt', sex, day))
-
-function call (app: App, pair: Pair, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) {
-  return app.inject({
-    method: method as 'GET',
-    url,
-    headers: { ...bearer(pair.accessToken), ...headers },
-    ...(payload === undefined ? {} : { payload: payload as object })
-  })
-}
 
 function dayAfter (date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86400000).toISOString().slice(0, 10)

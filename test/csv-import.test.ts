@@ -1,14 +1,9 @@
 import t, { type Test } from 'tap'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const BIRTH = '2015-03-15'
 const HEADER = 'measuredAt,heightCm,weightKg,headCircumferenceCm,notes'
-
-function call (app: App, pair: Pair | null, method: string, url: string, payload?: object) {
-  const headers = pair === null ? {} : bearer(pair.accessToken)
-  return app.inject({ method: method as 'GET', url, headers, ...(payload === undefined ? {} : { payload }) })
-}
 
 function importCsv (app: App, pair: Pair | null, childId: number, csv: string | Buffer, options: { query?: string, type?: string | null } = {}) {
   const type = options.type === undefined ? 'text/csv' : options.type
@@ -18,10 +13,6 @@ function importCsv (app: App, pair: Pair | null, childId: number, csv: string | 
     headers: { ...(pair === null ? {} : bearer(pair.accessToken)), ...(type === null ? {} : { 'content-type': type }) },
     payload: csv
   })
-}
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
 }
 
 async function join (app: App, owner: Pair, user: Pair, role: string): Promise<void> {

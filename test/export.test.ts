@@ -11,7 +11,7 @@ import addFormats from 'ajv-formats'
 import yauzl from 'yauzl'
 import { childBundle } from '../lib/fhir'
 import { issuesOf, type Issue } from './fhir-validate'
-import { build, bearer, register, type Pair } from './helper'
+import { bearer, build, familyOf, register, type Pair } from './helper'
 
 type App = Awaited<ReturnType<typeof build>>
 
@@ -60,10 +60,6 @@ async function created (app: App, pair: Pair, url: string, payload: unknown): Pr
   const res = await call(app, pair, url, 'POST', payload)
   if (res.statusCode !== 201) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body}`)
   return res.json()
-}
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
 }
 
 /** A user who joins the family in a role through an invite. */

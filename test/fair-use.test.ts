@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
-import { bearer, build, register, testConfig, type Pair } from './helper'
+import { bearer, build, familyOf, register, testConfig, type Pair } from './helper'
 
 // Fair use over real HTTP: sockets that do not read, headers that trickle in,
 // a database that hangs. `inject` has no sockets, so every request here goes
@@ -26,10 +26,6 @@ async function listening (app: App): Promise<Server> {
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as net.AddressInfo
   return { app, port, origin: `http://127.0.0.1:${port}` }
-}
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
 }
 
 async function child (app: App, pair: Pair): Promise<number> {

@@ -1,26 +1,10 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { build, bearer, login, register, type App, type Pair } from './helper'
+import { build, call, familyOf, join, login, register, type App } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
-}
-
-function call (app: App, pair: Pair, method: string, url: string, payload?: unknown) {
-  return app.inject({ method: method as 'GET', url, headers: bearer(pair.accessToken), ...(payload === undefined ? {} : { payload: payload as object }) })
-}
-
 /** An owner invites an e-mail and its holder accepts through the real routes. */
-async function join (app: App, owner: Pair, familyId: number, user: Pair, role: string) {
-  const invite = await call(app, owner, 'POST', `/api/families/${familyId}/invites`, { email: user.user.email, role })
-  if (invite.statusCode !== 201) throw new Error(`invite answered ${invite.statusCode}: ${invite.body}`)
-  const accepted = await call(app, user, 'POST', '/api/invites/accept', { token: invite.json().token })
-  if (accepted.statusCode !== 200) throw new Error(`accept answered ${accepted.statusCode}: ${accepted.body}`)
-  return accepted.json()
-}
-
 async function addChild (app: App, familyId: number): Promise<number> {
   const [row] = await app.sql`insert into children (family_id, name, date_of_birth, sex) values (${familyId}, 'Kid', '2022-01-01', 'other') returning id`
   return row.id

@@ -3,13 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { build, call, register } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
-
-function call (app: App, pair: Pair, method: string, url: string, payload?: unknown) {
-  return app.inject({ method: method as 'GET', url, headers: bearer(pair.accessToken), ...(payload === undefined ? {} : { payload: payload as object }) })
-}
 
 function daysBefore (date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) - days * 86400000).toISOString().slice(0, 10)

@@ -140,6 +140,30 @@ export async function login (app: App, email: string, password = PASSWORD): Prom
   return res.json()
 }
 
+/** A call through the real app, as a signed-in user or (null) as nobody. */
+export function call (app: App, pair: Pair | null, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) {
+  return app.inject({
+    method: method as 'GET',
+    url,
+    headers: { ...(pair === null ? {} : bearer(pair.accessToken)), ...headers },
+    ...(payload === undefined ? {} : { payload: payload as object })
+  })
+}
+
+/** The first family in a user's access token. */
+export function familyOf (pair: Pair): number {
+  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
+}
+
+/** The owner invites a user to a family in a role, and the user accepts, through the real routes. */
+export async function join (app: App, owner: Pair, familyId: number, user: Pair, role: string) {
+  const invite = await call(app, owner, 'POST', `/api/families/${familyId}/invites`, { email: user.user.email, role })
+  if (invite.statusCode !== 201) throw new Error(`invite answered ${invite.statusCode}: ${invite.body}`)
+  const accepted = await call(app, user, 'POST', '/api/invites/accept', { token: invite.json().token })
+  if (accepted.statusCode !== 200) throw new Error(`accept answered ${accepted.statusCode}: ${accepted.body}`)
+  return accepted.json()
+}
+
 const signedIn = new WeakMap<App, Promise<Pair>>()
 
 /** The bearer header of a user registered once per app, for routes that need any signed-in user. */

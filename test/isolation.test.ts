@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { bearer, build, familyOf, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const KINDS: Array<[string, Record<string, unknown>]> = [
@@ -23,10 +23,6 @@ function call (app: App, pair: Pair | null, route: Route) {
     headers: pair === null ? {} : bearer(pair.accessToken),
     ...(route.body === undefined ? {} : { payload: route.body })
   })
-}
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
 }
 
 /** Every route of children and their records, aimed at a child and its records. */

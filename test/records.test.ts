@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { bearer, build, call, register } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const BIRTH = '2022-03-15'
@@ -53,10 +53,6 @@ const KINDS: Kind[] = [
     filter: { name: 'status', good: 'finished', bad: 'ongoing', matches: i => i.status === 'finished' }
   }
 ]
-
-function call (app: App, pair: Pair, method: string, url: string, payload?: unknown) {
-  return app.inject({ method: method as 'GET', url, headers: bearer(pair.accessToken), ...(payload === undefined ? {} : { payload: payload as object }) })
-}
 
 async function setup (t: Test) {
   const app = await build(t, { env: OPEN })

@@ -1,25 +1,11 @@
 import t, { type Test } from 'tap'
 import { resourceId } from '../lib/fhir'
 import { issuesOf } from './fhir-validate'
-import { build, bearer, register, type App, type Pair } from './helper'
+import { build, call, familyOf, join, register, type App, type Pair } from './helper'
 import { importArchive, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
 type Json = any
-
-function call (app: App, pair: Pair, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) {
-  return app.inject({ method: method as 'GET', url, headers: { ...bearer(pair.accessToken), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) })
-}
-
-function familyOf (pair: Pair): number {
-  return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]
-}
-
-async function join (app: App, owner: Pair, familyId: number, user: Pair, role: string): Promise<void> {
-  const invite = (await call(app, owner, 'POST', `/api/families/${familyId}/invites`, { email: user.user.email, role })).json()
-  const res = await call(app, user, 'POST', '/api/invites/accept', { token: invite.token })
-  if (res.statusCode !== 200) throw new Error(res.body)
-}
 
 async function made (app: App, pair: Pair, url: string, payload: unknown): Promise<Json> {
   const res = await call(app, pair, 'POST', url, payload)
