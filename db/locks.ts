@@ -1,3 +1,4 @@
+import type postgres from 'postgres'
 import type { Db, Sql } from './client'
 
 /**
@@ -22,13 +23,40 @@ export async function lockForTransaction (db: Db, key: number): Promise<void> {
   await db`select pg_advisory_xact_lock(${key})`
 }
 
+/** How long a lock's holder waits for a connection of its own. */
+export const RESERVE_TIMEOUT_MS = 5000
+
+/**
+ * A connection of the pool's own, or an error once `ms` have passed. A
+ * reservation can wait for good when the database goes away while it is
+ * queued; one that comes after the error goes back to the pool at once.
+ */
+export async function reserveWithin (sql: Sql, ms: number): Promise<postgres.ReservedSql<{}>> {
+  const reserving = sql.reserve()
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no database connection came within ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([reserving, late])
+  } catch (error) {
+    reserving.then(conn => conn.release(), () => {})
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /**
  * Runs `work` while holding an advisory lock on a connection of its own,
  * released after it. With `wait: false`, answers `skipped` at once when
- * another instance holds it.
+ * another instance holds it. Fails when no connection comes within
+ * `reserveMs`.
  */
-export async function whileLocked<T> (sql: Sql, key: number, work: () => Promise<T>, { wait = true } = {}): Promise<{ ran: true, result: T } | { ran: false }> {
-  const conn = await sql.reserve()
+export async function whileLocked<T> (
+  sql: Sql, key: number, work: () => Promise<T>, { wait = true, reserveMs = RESERVE_TIMEOUT_MS } = {}
+): Promise<{ ran: true, result: T } | { ran: false }> {
+  const conn = await reserveWithin(sql, reserveMs)
   try {
     if (wait) {
       await conn`select pg_advisory_lock(${key})`

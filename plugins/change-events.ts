@@ -5,6 +5,7 @@ import { PassThrough, type Readable } from 'node:stream'
 import { presentChange, type StoredChange } from '../lib/changes'
 import { errors } from '../lib/errors'
 import type { FamilyRole } from '../lib/roles'
+import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 import { changesAfter, familyClock, familyClocks, type Clock } from '../sql/changes'
 import { isMember } from '../sql/families'
 import { sessionsStillActive } from '../sql/tickets'
@@ -423,14 +424,13 @@ export default fp(async function changeEvents (fastify) {
     clearInterval(polling)
     if (announcing !== null) {
       clearTimeout(announcing)
-      await announceWritten()
+      await settledWithin(announceWritten(), CLOSE_WAIT_MS)
     }
     for (const family of [...families.values()]) {
       for (const listener of [...family.listeners]) finish(listener, 'the service is shutting down')
     }
   })
   fastify.addHook('onClose', async () => {
-    const stopped = Promise.allSettled(unlisten.map(stop => stop()))
-    await Promise.race([stopped, new Promise(resolve => setTimeout(resolve, 1000).unref())])
+    await settledWithin(Promise.allSettled(unlisten.map(stop => stop())), 1000)
   })
 }, { name: 'change-events', dependencies: ['db', 'config', 'access'] })

@@ -4,6 +4,7 @@ import { errors } from '../lib/errors'
 import { downloadTables, readTableFiles, type TableFiles } from '../lib/growth/data'
 import { TABLE_NAMES, TABLE_SOURCES, type TableName } from '../lib/growth/sources'
 import { parseTables, type GrowthTables } from '../lib/growth/tables'
+import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 
 export interface Growth {
   ready: boolean
@@ -118,6 +119,6 @@ export default fp(async function growth (fastify) {
   })
   fastify.addHook('preClose', async () => {
     closing.abort()
-    await state.loading
+    await settledWithin(state.loading, CLOSE_WAIT_MS)
   })
 }, { name: 'growth', dependencies: ['config', 'db'] })

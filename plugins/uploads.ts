@@ -8,6 +8,7 @@ import { sweepOrphans } from '../lib/files/sweep'
 import { ARCHIVE_TYPES, ATTACHMENT_TYPES, AVATAR_TYPES } from '../lib/files/types'
 import { LOCKS, whileLocked } from '../db/locks'
 import { ConfigError } from '../lib/config'
+import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 import { storedNamesInUse } from '../sql/attachments'
 import { avatarNamesInUse } from '../sql/children'
 
@@ -48,7 +49,9 @@ export default fp(async function uploads (fastify) {
   // Files a stopped process left without their row are removed in the
   // background once the service is up, by one instance at a time: another
   // that finds the sweep under way leaves it to that one.
+  // The close waits for it a little: files it has not reached stay for the next start.
   let sweeping: Promise<void> = Promise.resolve()
+  let closing = false
   fastify.addHook('onReady', async () => {
     const { sql } = fastify
     const sweep = () => Promise.all([
@@ -64,10 +67,16 @@ export default fp(async function uploads (fastify) {
         const [uploads, avatars] = outcome.result
         if (uploads.length + avatars.length > 0) fastify.log.warn({ uploads, avatars }, 'removed files left without their rows')
       },
-      error => fastify.log.warn({ err: error }, 'the sweep of orphaned files failed')
+      error => {
+        if (closing) fastify.log.info({ err: error }, 'the sweep of orphaned files stopped with the service')
+        else fastify.log.warn({ err: error }, 'the sweep of orphaned files failed')
+      }
     )
   })
-  fastify.addHook('preClose', async () => { await sweeping })
+  fastify.addHook('preClose', async () => {
+    closing = true
+    await settledWithin(sweeping, CLOSE_WAIT_MS)
+  })
 
   const rules: Record<UploadKind, UploadRules> = {
     attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ['visitId', 'measurementId', 'illnessId'] },

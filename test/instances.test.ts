@@ -7,7 +7,8 @@ import path from 'node:path'
 import { Writable } from 'node:stream'
 import sharp from 'sharp'
 import { buildApp } from '../app'
-import { LOCKS } from '../db/locks'
+import { createSql } from '../db/client'
+import { LOCKS, whileLocked } from '../db/locks'
 import { keyId } from '../lib/keyring'
 import { bearer, growthDir, PASSWORD, tempDir, testConfig, testDatabase, TEST_ENV, type App, type TestDatabase } from './helper'
 import { file, form } from './multipart'
@@ -116,6 +117,64 @@ t.test('the orphan sweep runs on one instance at a time', async t => {
   const free = await instance(t, db, env)
   await free.close()
   t.notOk(existsSync(orphan), 'once it is free, an instance sweeps')
+})
+
+t.test('a close while the sweep waits on the database ends without a warning; its files stay for the next start', async t => {
+  const db = await testDatabase(t)
+  const files = tempDir(t, 'child-health-shared-')
+  const uploads = path.join(files, 'uploads')
+  const env = { UPLOAD_DIR: uploads, AVATAR_DIR: path.join(files, 'avatars') }
+  await (await instance(t, db, env)).close()
+  const orphan = path.join(uploads, `${'cd'.repeat(16)}.png`)
+  writeFileSync(orphan, 'x')
+  const anHourAgo = new Date(Date.now() - 61 * 60 * 1000)
+  utimesSync(orphan, anHourAgo, anHourAgo)
+
+  // The sweep's question about the attachments waits behind this lock.
+  const holder = await db.sql.reserve()
+  t.teardown(() => holder.release())
+  await holder.unsafe('begin')
+  await holder`lock table attachments in access exclusive mode`
+  const logs: string[] = []
+  const held = await instance(t, db, env, logs)
+  let waiting = false
+  for (let tries = 0; tries < 200 && !waiting; tries++) {
+    // Read apart from the holder, whose transaction sees one snapshot of the activity.
+    const [row] = await db.sql`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like '%stored_name%'`
+    waiting = row.n > 0
+    if (!waiting) await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  t.ok(waiting, 'the sweep waits on the locked table')
+
+  await t.resolves(held.close(), 'the close ends, with the sweep still waiting')
+  t.same(await holder`select 1 as still`, [{ still: 1 }], 'while the lock is still held')
+  t.ok(existsSync(orphan), 'the file the sweep did not reach stays')
+  const lines = logs.map(line => JSON.parse(line))
+  t.ok(lines.some(line => line.level === 30 && /stopped with the service/.test(line.msg)), 'the stopped sweep is noted')
+  t.notOk(lines.some(line => line.level >= 40), 'and nothing is logged as going wrong')
+
+  await holder.unsafe('rollback')
+  await (await instance(t, db, env)).close()
+  t.notOk(existsSync(orphan), 'the next start sweeps it')
+})
+
+t.test('a lock\'s holder that gets no connection fails in time; the connection that comes later goes back to the pool', async t => {
+  const db = await testDatabase(t)
+  const sql = createSql(db.url, { max: 1 })
+  t.teardown(() => sql.end({ timeout: 1 }))
+  // The pool's only connection is taken: a reservation waits for it.
+  const taken = await sql.reserve()
+  let ran = false
+  await t.rejects(
+    whileLocked(sql, LOCKS.orphanSweep, async () => { ran = true }, { reserveMs: 100 }),
+    /no database connection came within 100 ms/
+  )
+  t.notOk(ran, 'the work does not run')
+  taken.release()
+  const again = await whileLocked(sql, LOCKS.orphanSweep, async () => 'swept', { wait: false })
+  t.same(again, { ran: true, result: 'swept' }, 'the only connection of the pool serves the next holder')
 })
 
 t.test('the growth tables are downloaded by one instance at a time; the next finds them', async t => {
