@@ -1,4 +1,5 @@
 import type postgres from 'postgres'
+import { settledWithin } from '../lib/waiting'
 import type { Db, Sql } from './client'
 
 /**
@@ -33,18 +34,9 @@ export const RESERVE_TIMEOUT_MS = 5000
  */
 export async function reserveWithin (sql: Sql, ms: number): Promise<postgres.ReservedSql<{}>> {
   const reserving = sql.reserve()
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no database connection came within ${ms} ms`)), ms)
-  })
-  try {
-    return await Promise.race([reserving, late])
-  } catch (error) {
-    reserving.then(conn => conn.release(), () => {})
-    throw error
-  } finally {
-    clearTimeout(timer)
-  }
+  if (await settledWithin(reserving, ms)) return await reserving
+  reserving.then(conn => conn.release(), () => {})
+  throw new Error(`no database connection came within ${ms} ms`)
 }
 
 /**

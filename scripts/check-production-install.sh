@@ -124,6 +124,20 @@ if (bad > 0) process.exit(1)
 console.log(`ok: the ${files.length} files of dist/ require dependencies only, but for ${Object.entries(lazy).map(([name, file]) => `${name} inside dist/${file}`).join(' and ')}`)
 EOF
 then :; else failures=$((failures + 1)); fi
+# Sets status to the answer of GET /api/health once it is 200, or the last
+# one (none: no answer) when the server stops or a minute passes.
+wait_for_health () {
+  status=
+  for _ in $(seq 120); do
+    status=$(node -e "
+      fetch(process.argv[1], { signal: AbortSignal.timeout(2000) }).then(res => console.log(res.status), () => console.log('none'))
+    " "http://127.0.0.1:$port/api/health")
+    [ "$status" = 200 ] && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.5
+  done
+}
+
 echo "== node dist/server.js with NODE_ENV=production, on the PostgreSQL service (database $database)"
 step=$SECONDS
 if admin_sql "create database $database"; then pass "created the database $database"; else fail "create database $database"; exit 1; fi
@@ -137,15 +151,7 @@ production=(env -i PATH="$PATH" HOME="$work" NODE_ENV=production LOG_LEVEL=error
   GROWTH_DATA_DIR="$work/files/growth" GROWTH_DATA_URL=http://127.0.0.1:9/)
 (cd "$app" && exec "${production[@]}" node dist/server.js) >"$work/server.out" 2>"$work/server.err" &
 server=$!
-status=
-for _ in $(seq 120); do
-  status=$(node -e "
-    fetch(process.argv[1], { signal: AbortSignal.timeout(2000) }).then(res => console.log(res.status), () => console.log('none'))
-  " "http://127.0.0.1:$port/api/health")
-  [ "$status" = 200 ] && break
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.5
-done
+wait_for_health
 if [ "$status" = 200 ]; then
   pass "node dist/server.js answers GET /api/health with 200"
 else
@@ -190,15 +196,7 @@ if (cd "$app" && npm ci --omit=dev --omit=optional --prefer-offline --no-audit -
   if (cd "$app" && node -e "require('sharp')" >/dev/null 2>&1); then fail "sharp loads all the same"; else pass "sharp does not load"; fi
   (cd "$app" && exec "${production[@]}" node dist/server.js) >"$work/server2.out" 2>"$work/server2.err" &
   server=$!
-  status=
-  for _ in $(seq 120); do
-    status=$(node -e "
-      fetch(process.argv[1], { signal: AbortSignal.timeout(2000) }).then(res => console.log(res.status), () => console.log('none'))
-    " "http://127.0.0.1:$port/api/health")
-    [ "$status" = 200 ] && break
-    kill -0 "$server" 2>/dev/null || break
-    sleep 0.5
-  done
+  wait_for_health
   if [ "$status" = 200 ]; then pass "without sharp's binaries, GET /api/health answers 200"; else fail "without sharp's binaries the service does not answer (last: $status)"; cat "$work/server2.out" "$work/server2.err"; fi
   kill -TERM "$server" 2>/dev/null
   wait "$server"

@@ -9,11 +9,13 @@ export interface CalendarFeed {
   createdAt: Date
 }
 
-/** What a feed's link shows: the family's name, its visits and its vaccines' due dates in range, each by date. */
+/** A visit or a vaccine's due date, as one event of a feed. */
+export type FeedEvent = { kind: 'visit', visit: FeedVisit } | { kind: 'due', due: FeedDue }
+
+/** What a feed's link shows: the family's name, and its visits and its vaccines' due dates in range, by date (visits first on a day). */
 export interface FeedContent {
   familyName: string
-  visits: FeedVisit[]
-  due: FeedDue[]
+  events: FeedEvent[]
 }
 
 /** A row of the feed: a visit or a due date, or nulls for a feed without either. */
@@ -114,14 +116,13 @@ export async function readFeed (db: Db, tokenHash: string): Promise<FeedContent 
     order by e.date, e.kind desc, e.id
   `
   if (rows.length === 0) return undefined
-  const visits: FeedVisit[] = []
-  const due: FeedDue[] = []
+  const events: FeedEvent[] = []
   for (const row of rows) {
     if (row.kind === 'visit') {
-      visits.push({ id: row.id, childName: row.childName, date: row.date, type: row.type as string, provider: row.provider, notes: row.notes, version: row.version, updatedAt: row.updatedAt })
+      events.push({ kind: 'visit', visit: { id: row.id, childName: row.childName, date: row.date, type: row.type as string, provider: row.provider, notes: row.notes, version: row.version, updatedAt: row.updatedAt } })
     } else if (row.kind === 'due') {
-      due.push({ id: row.id, childName: row.childName, name: row.vaccine as string, dueDate: row.date, date: row.doseDate as string, doseNumber: row.doseNumber, version: row.version, updatedAt: row.updatedAt })
+      events.push({ kind: 'due', due: { id: row.id, childName: row.childName, name: row.vaccine as string, dueDate: row.date, date: row.doseDate as string, doseNumber: row.doseNumber, version: row.version, updatedAt: row.updatedAt } })
     }
   }
-  return { familyName: rows[0].familyName, visits, due }
+  return { familyName: rows[0].familyName, events }
 }

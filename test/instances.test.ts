@@ -92,17 +92,23 @@ t.test('two instances starting at once on an empty database both come up, each m
   t.ok(rows.every(row => row.n === 1), 'each recorded once')
 })
 
-t.test('the orphan sweep runs on one instance at a time', async t => {
+/** A database and file folders where a file without a row, an hour old, waits for the sweep. */
+async function withOrphan (t: Test): Promise<{ db: TestDatabase, env: Record<string, string>, orphan: string }> {
   const db = await testDatabase(t)
   const files = tempDir(t, 'child-health-shared-')
   const uploads = path.join(files, 'uploads')
   const env = { UPLOAD_DIR: uploads, AVATAR_DIR: path.join(files, 'avatars') }
-  // The first instance makes the folders; a file without a row, an hour old, waits there.
+  // The first instance makes the folders.
   await (await instance(t, db, env)).close()
   const orphan = path.join(uploads, `${'ef'.repeat(16)}.png`)
   writeFileSync(orphan, 'x')
   const anHourAgo = new Date(Date.now() - 61 * 60 * 1000)
   utimesSync(orphan, anHourAgo, anHourAgo)
+  return { db, env, orphan }
+}
+
+t.test('the orphan sweep runs on one instance at a time', async t => {
+  const { db, env, orphan } = await withOrphan(t)
 
   const holder = await db.sql.reserve()
   t.teardown(() => holder.release())
@@ -120,15 +126,7 @@ t.test('the orphan sweep runs on one instance at a time', async t => {
 })
 
 t.test('a close while the sweep waits on the database ends without a warning; its files stay for the next start', async t => {
-  const db = await testDatabase(t)
-  const files = tempDir(t, 'child-health-shared-')
-  const uploads = path.join(files, 'uploads')
-  const env = { UPLOAD_DIR: uploads, AVATAR_DIR: path.join(files, 'avatars') }
-  await (await instance(t, db, env)).close()
-  const orphan = path.join(uploads, `${'cd'.repeat(16)}.png`)
-  writeFileSync(orphan, 'x')
-  const anHourAgo = new Date(Date.now() - 61 * 60 * 1000)
-  utimesSync(orphan, anHourAgo, anHourAgo)
+  const { db, env, orphan } = await withOrphan(t)
 
   // The sweep's question about the attachments waits behind this lock.
   const holder = await db.sql.reserve()

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
-import { dueEvent, visitEvent, writeCalendar, type CalendarEvent } from '../../lib/calendar'
+import { dueEvent, visitEvent, writeCalendar } from '../../lib/calendar'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { deleteOwnFeed, insertFeed, listFeeds, lockFeedCount, readFeed } from '../../sql/calendar'
@@ -79,11 +79,6 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 }
 
-/** Events by date; on one day, in the order given. */
-function byDate (events: CalendarEvent[]): CalendarEvent[] {
-  return events.sort((a, b) => a.date < b.date ? -1 : a.date > b.date ? 1 : 0)
-}
-
 /**
  * A feed's link, for calendar applications, which cannot send headers: the
  * token in the path is the credential. Whatever makes a link dead (unknown,
@@ -119,7 +114,7 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
       .header('cache-control', 'private, no-store')
       .header('referrer-policy', 'no-referrer')
       .type('text/calendar; charset=utf-8')
-      .send(writeCalendar(content.familyName, byDate([...content.visits.map(visitEvent), ...content.due.map(dueEvent)])))
+      .send(writeCalendar(content.familyName, content.events.map(event => event.kind === 'visit' ? visitEvent(event.visit) : dueEvent(event.due))))
   })
 }
 

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { DATABASE_UNAVAILABLE } from '../../plugins/errors'
+import { settledWithin } from '../../lib/waiting'
 
 const GrowthState = Type.Union([Type.Literal('ok'), Type.Literal('missing')], {
   description: 'whether the WHO growth reference tables are in place; `missing` leaves the status 200, since everything else works (copy the tables into GROWTH_DATA_DIR: they are picked up without a restart)'
@@ -32,15 +33,11 @@ const SATURATED = 'Every database connection is taken; try again shortly'
 
 /** The database answers `select 1` within the timeout, or it counts as unreachable. */
 async function probe (run: () => Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error('database did not answer in time'), { code: 'CONNECT_TIMEOUT' })), PROBE_TIMEOUT_MS)
-  })
-  try {
-    await Promise.race([run(), timeout])
-  } finally {
-    clearTimeout(timer)
+  const running = run()
+  if (!(await settledWithin(running, PROBE_TIMEOUT_MS))) {
+    throw Object.assign(new Error('database did not answer in time'), { code: 'CONNECT_TIMEOUT' })
   }
+  await running
 }
 
 const health: FastifyPluginAsyncTypebox = async function (fastify) {
