@@ -1,0 +1,78 @@
+import t from 'tap'
+import { FairQueue, QueueFull } from '../lib/fair-queue'
+
+/** A job that ends when told to, recording when it started. */
+function gate (log: string[], name: string) {
+  let open!: () => void
+  const done = new Promise<void>(resolve => { open = resolve })
+  return { job: async () => { log.push(name); await done; return name }, open: () => open() }
+}
+
+const tick = () => new Promise(resolve => setImmediate(resolve))
+
+t.test('keys are served in turns, one job each', async t => {
+  const queue = new FairQueue(1, 100)
+  const log: string[] = []
+  const gates = new Map<string, ReturnType<typeof gate>>()
+  const results: Array<Promise<string>> = []
+  // z holds the one slot while the others queue: a floods first, b and c come after.
+  for (const name of ['z1', 'a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2']) {
+    const g = gate(log, name)
+    gates.set(name, g)
+    results.push(queue.run(name[0], g.job))
+  }
+  for (let i = 0; i < 8; i += 1) {
+    await tick()
+    gates.get(log[log.length - 1])?.open()
+    await tick()
+  }
+  t.same(await Promise.all(results), ['z1', 'a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2'])
+  t.same(log, ['z1', 'a1', 'b1', 'c1', 'a2', 'b2', 'a3', 'a4'], 'a flood of a waits behind one job of each other key')
+})
+
+t.test('at most `concurrency` jobs run at once', async t => {
+  const queue = new FairQueue(2, 100)
+  let running = 0
+  let most = 0
+  const job = async () => {
+    running += 1
+    most = Math.max(most, running)
+    await new Promise(resolve => setTimeout(resolve, 5))
+    running -= 1
+  }
+  await Promise.all(Array.from({ length: 12 }, (_, i) => queue.run(String(i % 3), job)))
+  t.equal(most, 2)
+})
+
+t.test('a key holds at most `perKey` jobs; one more is refused at once', async t => {
+  const queue = new FairQueue(1, 2)
+  const log: string[] = []
+  const first = gate(log, 'x1')
+  const second = gate(log, 'x2')
+  const one = queue.run('x', first.job)
+  const two = queue.run('x', second.job)
+  await t.rejects(queue.run('x', async () => 'x3'), QueueFull)
+  t.equal(queue.pending('x'), 2)
+  const other = queue.run('y', async () => 'y')
+  first.open()
+  await one
+  await tick()
+  second.open()
+  await two
+  t.equal(await other, 'y', 'another key is not refused')
+  t.equal(queue.pending('x'), 0)
+  t.equal(await queue.run('x', async () => 'again'), 'again', 'the key may queue again once its jobs ended')
+})
+
+t.test('a job that fails or throws frees its slot', async t => {
+  const queue = new FairQueue(1, 1)
+  await t.rejects(queue.run('k', async () => { throw new Error('async') }), { message: 'async' })
+  await t.rejects(queue.run('k', () => { throw new Error('sync') }), { message: 'sync' })
+  t.equal(await queue.run('k', async () => 7), 7)
+  t.equal(queue.pending('k'), 0)
+})
+
+t.test('a queue needs a slot and a job per key', async t => {
+  t.throws(() => new FairQueue(0, 1), RangeError)
+  t.throws(() => new FairQueue(1, 0), RangeError)
+})
