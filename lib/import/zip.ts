@@ -1,12 +1,20 @@
 import { createWriteStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { Writable, type Readable } from 'node:stream'
+import { pipeline as nodePipeline, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import yauzl, { type Entry, type ZipFile } from 'yauzl'
 import { Digest } from '../export/zip'
 
 /** Why an archive cannot be imported: the message names the first problem found. */
 export class ArchiveProblem extends Error {}
+
+/** A failure while an entry was read: the disk's errors are the service's, anything else the entry's. */
+export function entryProblem (name: string, error: unknown): unknown {
+  if (error instanceof ArchiveProblem) return error
+  const code = (error as NodeJS.ErrnoException).code
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code) && code !== 'EPIPE') return error
+  return new ArchiveProblem(`the entry ${name} is damaged (${(error as Error).message})`)
+}
 
 export interface ZipLimits {
   /** At most this many entries. */
@@ -108,12 +116,19 @@ export class ZipArchive {
         await pipeline(source, digest, sink)
       }
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      // Errors of the disk are the service's; anything else the entry's.
-      if (typeof code === 'string' && /^E[A-Z]+$/.test(code) && code !== 'EPIPE') throw error
-      throw new ArchiveProblem(`the entry ${name} is damaged (${(error as Error).message})`)
+      throw entryProblem(name, error)
     }
     return { size: digest.size, sha256: digest.sha256() }
+  }
+
+  /**
+   * An entry's bytes as a stream, for a reader that takes them as they come;
+   * `digest` answers their size and SHA-256 once the stream has ended.
+   */
+  async read (name: string): Promise<{ stream: Readable, digest: () => EntryDigest }> {
+    const digest = new Digest()
+    nodePipeline(await this.stream(name), digest, () => {})
+    return { stream: digest, digest: () => ({ size: digest.size, sha256: digest.sha256() }) }
   }
 
   /** An entry's size and SHA-256, its content read and dropped. */
@@ -126,18 +141,9 @@ export class ZipArchive {
     return this.pipe(name, createWriteStream(file, { flags: 'wx', mode: 0o640 }))
   }
 
-  /** An entry as text, refused when it would unpack to more than `maxBytes`. */
-  async text (name: string, maxBytes: number): Promise<{ text: string } & EntryDigest> {
-    const entry = this.entries.get(name)
-    if (entry !== undefined && entry.uncompressedSize > maxBytes) throw new ArchiveProblem(`${name} is larger than ${maxBytes} bytes`)
-    const chunks: Buffer[] = []
-    const found = await this.pipe(name, new Writable({
-      write (chunk: Buffer, _encoding, done) {
-        chunks.push(chunk)
-        done()
-      }
-    }))
-    return { ...found, text: Buffer.concat(chunks).toString('utf8') }
+  /** The size an entry declares it unpacks to (checked while it is read). */
+  sizeOf (name: string): number {
+    return this.entries.get(name)?.uncompressedSize ?? 0
   }
 
   close (): void {
