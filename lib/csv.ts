@@ -1,4 +1,7 @@
-import { parse } from 'csv-parse/sync'
+import { Readable, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { parse } from 'csv-parse'
 
 /**
  * Reading a CSV file a spreadsheet wrote: a header row naming the columns,
@@ -37,13 +40,21 @@ export interface CsvTable {
 const LF = 0x0a
 const CR = 0x0d
 
-/** `;` when the header line has one and no comma outside quotes, `,` otherwise. Blank lines before it are passed over. */
+/** A file is parsed this many bytes at a time, the event loop free between them. */
+const CHUNK_BYTES = 64 * 1024
+/** The longest record, in characters: far more than a row of measurements needs. */
+export const MAX_RECORD_CHARACTERS = 64 * 1024
+
+/**
+ * `;` when the header line has one and no comma outside quotes, `,` otherwise.
+ * Blank lines before it are passed over; only the start of the file is read.
+ */
 export function separatorOf (text: string): ',' | ';' {
   let quoted = false
   let started = false
   let commas = 0
   let semicolons = 0
-  for (const char of text) {
+  for (const char of text.slice(0, MAX_RECORD_CHARACTERS)) {
     if (char === '"') quoted = !quoted
     else if (quoted) continue
     else if (char === '\n' || char === '\r') {
@@ -110,6 +121,8 @@ function malformed (error: CsvParseError, columns: number): string {
     case 'CSV_INVALID_CLOSING_QUOTE':
     case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
       return 'has text after the closing quote of a cell: put the whole cell in quotes and double the quotes inside'
+    case 'CSV_MAX_RECORD_SIZE':
+      return `is longer than ${MAX_RECORD_CHARACTERS} characters`
     case 'INVALID_OPENING_QUOTE':
     case 'CSV_INVALID_OPENING_QUOTE':
       return 'has a quote inside a cell that is not quoted: put the whole cell in quotes and double the quotes inside'
@@ -134,12 +147,32 @@ function headerIssues (header: string[], rules: CsvRules): CsvIssue[] {
   return issues
 }
 
+/** A record longer than MAX_RECORD_CHARACTERS, however many cells it has. */
+class RecordTooLong extends Error {
+  readonly code = 'CSV_MAX_RECORD_SIZE'
+}
+
 /**
- * The rows of a CSV file with a header row. Rows whose cells are all empty are
+ * The bytes of a file a chunk at a time, with a turn of the event loop
+ * between chunks. `open` answers how many bytes the record being read has so
+ * far: a record of many small cells is bounded too, not only a long cell.
+ */
+async function * inChunks (bytes: Buffer, open: () => number): AsyncGenerator<Buffer> {
+  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) {
+    yield bytes.subarray(at, at + CHUNK_BYTES)
+    await nextTurn()
+    if (open() > MAX_RECORD_CHARACTERS) throw new RecordTooLong()
+  }
+}
+
+/**
+ * The rows of a CSV file with a header row, parsed as a stream a chunk at a
+ * time (csv-parse), so that a large or hostile file never holds the event loop
+ * and a record is bounded as it is read. Rows whose cells are all empty are
  * left out, as blank lines are; cells are trimmed. A malformed file, a wrong
  * header, no rows or too many are issues.
  */
-export function readCsv (text: string, rules: CsvRules): CsvTable {
+export async function readCsv (text: string, rules: CsvRules): Promise<CsvTable> {
   const bytes = Buffer.from(text, 'utf8')
   const startOf = lineCounter(bytes)
   let ended = 0
@@ -147,24 +180,32 @@ export function readCsv (text: string, rules: CsvRules): CsvTable {
   let rowCount = 0
   // The line each record kept starts on, beside the records.
   const lines: number[] = []
-  let records: string[][]
+  const records: string[][] = []
+  const parser = parse({
+    delimiter: separatorOf(text),
+    bom: true,
+    relax_column_count: false,
+    skip_empty_lines: true,
+    trim: true,
+    max_record_size: MAX_RECORD_CHARACTERS,
+    on_record: (cells: string[], context) => {
+      const line = startOf(ended)
+      ended = context.bytes
+      if (cells.every(cell => cell === '')) return null
+      if (columns === 0) columns = cells.length
+      else if (++rowCount > rules.maxRows) throw new TooManyRows()
+      lines.push(line)
+      return cells
+    }
+  })
   try {
-    records = parse(bytes, {
-      delimiter: separatorOf(text),
-      bom: true,
-      relax_column_count: false,
-      skip_empty_lines: true,
-      trim: true,
-      on_record: (cells: string[], context) => {
-        const line = startOf(ended)
-        ended = context.bytes
-        if (cells.every(cell => cell === '')) return null
-        if (columns === 0) columns = cells.length
-        else if (++rowCount > rules.maxRows) throw new TooManyRows()
-        lines.push(line)
-        return cells
+    await pipeline(Readable.from(inChunks(bytes, () => parser.info.bytes - ended)), parser, new Writable({
+      objectMode: true,
+      write (record: string[], _encoding, done) {
+        records.push(record)
+        done()
       }
-    })
+    }))
   } catch (error) {
     if (error instanceof TooManyRows) return { rows: [], issues: [{ path: '/body', message: `must have at most ${rules.maxRows} rows after the header` }] }
     return { rows: [], issues: [{ path: `/line/${startOf(ended)}`, message: malformed(error as CsvParseError, columns) }] }

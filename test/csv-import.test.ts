@@ -309,6 +309,13 @@ t.test('an empty file, a header alone, a malformed file, too many rows', async t
   const res = await importCsv(app, owner, child.id, tooMany)
   t.equal(res.statusCode, 400)
   t.same(res.json().details.issues, [{ path: '/body', message: 'must have at most 10000 rows after the header' }])
+  const long = await importCsv(app, owner, child.id, `${HEADER}\n${day(1)},50,,,"${'x'.repeat(70_000)}"\n`)
+  t.equal(long.statusCode, 400, 'a record longer than its bound')
+  t.same(long.json().details.issues, [{ path: '/line/2', message: 'is longer than 65536 characters' }])
+  // Ten million empty cells on one line: refused once the line passes its bound, not after all are parsed.
+  const hostile = await importCsv(app, owner, child.id, `${HEADER}\n${','.repeat(10 * 1024 * 1024 - 100)}\n`)
+  t.equal(hostile.statusCode, 400, 'a line of millions of cells')
+  t.same(hostile.json().details.issues, [{ path: '/line/2', message: 'is longer than 65536 characters' }])
   const most = await importCsv(app, owner, child.id, `measuredAt,weightKg\n${`${day(1)},4\n`.repeat(10000)}`, { query: 'dryRun=true' })
   t.equal(most.statusCode, 200, '10,000 rows are taken')
   t.equal((await stateOf(app, child.id)).measurements, 0)

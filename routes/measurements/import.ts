@@ -84,7 +84,7 @@ export function measurementImport (spec: RecordSpec) {
      */
     async function readFile (request: FastifyRequest): Promise<void> {
       if (typeof request.body !== 'string') throw new errors.unsupportedMediaType('The body must be a CSV file, with Content-Type: text/csv')
-      const table = readCsv(request.body, { columns, required, maxRows: MAX_ROWS })
+      const table = await readCsv(request.body, { columns, required, maxRows: MAX_ROWS })
       if (table.issues.length > 0) throw invalid(table.issues)
       const rows: Row[] = []
       const issues: Issue[] = []
