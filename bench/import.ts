@@ -1,24 +1,39 @@
 /**
- * The family import: a family of 5 children with 20,000 records and 500 MB of
- * attachment files is exported as a ZIP over real HTTP, then imported into a
- * fresh database over real HTTP by a process of its own, whose time and peak
- * memory are reported (the process serves the import and sends the archive,
- * streamed from disk).
+ * The family import, under a health probe. A family of 5 children with
+ * 20,000 records and 50 MB of attachment files is exported as a ZIP over real
+ * HTTP; then a service in a process of its own, on a fresh database, imports
+ * two archives over real HTTP while this process asks `GET /api/health` every
+ * 100 ms:
+ *
+ * - hostile: a 255 MB family.json of nested empty arrays under a key no
+ *   export writes, with a correct manifest (size and SHA-256), stored
+ *   uncompressed;
+ * - honest: the exported family.
+ *
+ * For each it reports the health probe's p50, p99 and max during the import,
+ * and how far the service's RSS rose above its level before the request
+ * (targets: p99 under 250 ms, RSS rise under 256 MB).
  *
  *   npm run bench:import
- *   BENCH_FILES_MB=50 BENCH_RECORDS=2000 npm run bench:import   (other sizes)
+ *   BENCH_FILES_MB=500 BENCH_RECORDS=20000 npm run bench:import   (other sizes)
+ *   BENCH_HOSTILE_MB=85 npm run bench:import                       (a smaller hostile document)
  *
  * Uses DATABASE_URL's server when set (in scratch databases, dropped at the
  * end), otherwise an embedded PostgreSQL in a temporary directory.
  */
-import { execFileSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import path from 'node:path'
+import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { createInterface } from 'node:readline'
+import yauzl from 'yauzl'
+import { ZipFile } from 'yazl'
 import { buildApp, type App } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
 import { createSql } from '../db/client'
@@ -133,39 +148,182 @@ function uploadArchive (origin: string, token: string, archive: string): Promise
   })
 }
 
-interface Result {
+/** The service's side, in a process of its own: serves on a fresh database and answers its memory when asked on stdin. */
+async function serveScenario (serverUrl: string): Promise<void> {
+  const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
+  const { origin, drop } = await serve(serverUrl, admin)
+  const delay = monitorEventLoopDelay({ resolution: 10 })
+  delay.enable()
+  let baseline = process.memoryUsage().rss
+  let peakRss = baseline
+  let peakHeap = process.memoryUsage().heapUsed
+  const sampler = setInterval(() => {
+    const usage = process.memoryUsage()
+    peakRss = Math.max(peakRss, usage.rss)
+    peakHeap = Math.max(peakHeap, usage.heapUsed)
+  }, 5)
+  process.stdout.write(`ready ${origin}\n`)
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'mark') {
+      global.gc?.()
+      baseline = peakRss = process.memoryUsage().rss
+      peakHeap = process.memoryUsage().heapUsed
+      delay.reset()
+      process.stdout.write('marked\n')
+    } else if (line === 'stats') {
+      const loopMaxMs = delay.max / 1e6
+      process.stdout.write(JSON.stringify({ baselineRssMb: baseline / MB, peakRssMb: peakRss / MB, peakHeapMb: peakHeap / MB, loopMaxMs }) + '\n')
+    } else if (line === 'quit') {
+      break
+    }
+  }
+  clearInterval(sampler)
+  await drop()
+  await admin.end()
+}
+
+interface Service {
+  origin: string
+  ask: (line: string) => Promise<string>
+  stop: () => Promise<void>
+}
+
+/** Starts the service's side and talks to it a line at a time. */
+async function startService (serverUrl: string): Promise<Service> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', __filename, '--serve', serverUrl], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  const next = async (): Promise<string> => {
+    const { value, done } = await lines.next()
+    if (done === true) throw new Error('the service stopped')
+    return value as string
+  }
+  const ready = await next()
+  if (!ready.startsWith('ready ')) throw new Error(`the service said ${ready}`)
+  return {
+    origin: ready.slice('ready '.length),
+    ask: async line => {
+      child.stdin.write(`${line}\n`)
+      return next()
+    },
+    stop: async () => {
+      child.stdin.end('quit\n')
+      await new Promise(resolve => child.once('exit', resolve))
+    }
+  }
+}
+
+/** One GET /api/health, timed in milliseconds. */
+function probe (origin: string): Promise<number> {
+  const start = process.hrtime.bigint()
+  return new Promise(resolve => {
+    const done = (): void => resolve(Number(process.hrtime.bigint() - start) / 1e6)
+    http.get(`${origin}/api/health`, { agent: false }, res => {
+      res.resume()
+      res.on('end', done)
+    }).on('error', done)
+  })
+}
+
+/** Probes health every `everyMs` until `work` settles; answers the latencies. */
+async function probedWhile<T> (origin: string, everyMs: number, work: Promise<T>): Promise<{ result: T, latencies: number[] }> {
+  const pending: Array<Promise<number>> = []
+  const timer = setInterval(() => pending.push(probe(origin)), everyMs)
+  pending.push(probe(origin))
+  try {
+    const result = await work
+    return { result, latencies: await Promise.all(pending) }
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+function percentile (values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p / 100 * sorted.length) - 1)]
+}
+
+/** The schema version of an exported archive, read from its manifest. */
+function schemaVersionOf (archive: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(archive, { lazyEntries: true }, (error, zip) => {
+      if (error !== null && error !== undefined) return reject(error)
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName !== 'manifest.json') return zip.readEntry()
+        zip.openReadStream(entry, (err, stream) => {
+          if (err !== null && err !== undefined) return reject(err)
+          const chunks: Buffer[] = []
+          stream.on('data', chunk => chunks.push(chunk))
+          stream.on('end', () => {
+            zip.close()
+            resolve(JSON.parse(Buffer.concat(chunks).toString()).schemaVersion)
+          })
+        })
+      })
+      zip.on('end', () => reject(new Error('the archive has no manifest.json')))
+      zip.readEntry()
+    })
+  })
+}
+
+/** `{"x":[` then `[],` until `mb` megabytes, then `[]]}`: valid JSON that no export writes, in chunks of 1 MB. */
+function * hostileDocument (mb: number): Generator<Buffer> {
+  const chunk = Buffer.alloc(MB - (MB % 3), '[],')
+  const chunks = Math.floor(mb * MB / chunk.length)
+  yield Buffer.from('{"x":[')
+  for (let i = 0; i < chunks; i++) yield chunk
+  yield Buffer.from('[]]}')
+}
+
+/** An archive whose only entry besides the manifest is the hostile document, stored uncompressed, its size and SHA-256 in the manifest. */
+async function writeHostileArchive (file: string, schemaVersion: string, mb: number): Promise<void> {
+  const hash = createHash('sha256')
+  let size = 0
+  for (const chunk of hostileDocument(mb)) {
+    hash.update(chunk)
+    size += chunk.length
+  }
+  const manifest = { schemaVersion, files: [{ path: 'family.json', size, sha256: hash.digest('hex') }], missingFiles: [] }
+  const zip = new ZipFile()
+  zip.addBuffer(Buffer.from(JSON.stringify(manifest)), 'manifest.json')
+  zip.addReadStream(Readable.from(hostileDocument(mb)), 'family.json', { compress: false, size })
+  zip.end()
+  await pipeline(zip.outputStream, createWriteStream(file))
+}
+
+interface Measured {
+  name: string
+  archiveMb: number
+  status: number
   seconds: number
+  answer: string
+  latencies: number[]
   baselineRssMb: number
   peakRssMb: number
   peakHeapMb: number
-  counts: Record<string, number>
+  loopMaxMs: number
 }
 
-/** In a process of its own: a fresh database, and the archive imported over HTTP. */
-async function importScenario (serverUrl: string, archive: string): Promise<Result> {
-  const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
-  const { origin, drop } = await serve(serverUrl, admin)
-  try {
-    const pair = await request(origin, 'POST', '/api/auth/register', null, { email: 'importer@example.org', password: 'bench password 1', name: 'Importer' })
-    const baseline = process.memoryUsage().rss
-    let peakRss = baseline
-    let peakHeap = process.memoryUsage().heapUsed
-    const sampler = setInterval(() => {
-      const usage = process.memoryUsage()
-      peakRss = Math.max(peakRss, usage.rss)
-      peakHeap = Math.max(peakHeap, usage.heapUsed)
-    }, 5)
-    const start = process.hrtime.bigint()
-    const { status, body } = await uploadArchive(origin, pair.accessToken as string, archive)
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9
-    clearInterval(sampler)
-    if (status !== 201) throw new Error(`import answered ${status}: ${body}`)
-    const answer = JSON.parse(body) as { counts: Record<string, number> }
-    return { seconds, baselineRssMb: baseline / MB, peakRssMb: peakRss / MB, peakHeapMb: peakHeap / MB, counts: answer.counts }
-  } finally {
-    await drop()
-    await admin.end()
-  }
+async function measure (service: Service, token: string, name: string, archive: string): Promise<Measured> {
+  if (await service.ask('mark') !== 'marked') throw new Error('the service did not mark its memory')
+  const start = process.hrtime.bigint()
+  const { result, latencies } = await probedWhile(service.origin, 100, uploadArchive(service.origin, token, archive))
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9
+  const memory = JSON.parse(await service.ask('stats')) as { baselineRssMb: number, peakRssMb: number, peakHeapMb: number, loopMaxMs: number }
+  return { name, archiveMb: statSync(archive).size / MB, status: result.status, seconds, answer: result.body.slice(0, 200), latencies, ...memory }
+}
+
+const HEALTH_P99_TARGET_MS = 250
+const RSS_TARGET_MB = 256
+
+function report (m: Measured): string {
+  const p99 = percentile(m.latencies, 99)
+  const rise = m.peakRssMb - m.baselineRssMb
+  const met = (ok: boolean): string => ok ? 'MET' : 'NOT MET'
+  return [
+    `${m.name}: ${fixed(m.archiveMb)} MB archive answered ${m.status} in ${fixed(m.seconds, 2)} s (${m.answer.replace(/\s+/g, ' ')})`,
+    `  health during the import: ${m.latencies.length} probes, p50 ${fixed(percentile(m.latencies, 50))} ms, p99 ${fixed(p99)} ms, max ${fixed(Math.max(...m.latencies))} ms (target p99 < ${HEALTH_P99_TARGET_MS} ms: ${met(p99 < HEALTH_P99_TARGET_MS)}); the service's longest event-loop delay ${fixed(m.loopMaxMs)} ms`,
+    `  service RSS ${fixed(m.baselineRssMb)} MB before, peak ${fixed(m.peakRssMb)} MB (+${fixed(rise)} MB; target < ${RSS_TARGET_MB} MB: ${met(rise < RSS_TARGET_MB)}), peak heap ${fixed(m.peakHeapMb)} MB`
+  ].join('\n')
 }
 
 const fixed = (value: number, digits = 1): string => value.toFixed(digits)
@@ -178,12 +336,10 @@ function positive (name: string, fallback: number): number {
 }
 
 async function main (): Promise<void> {
-  if (process.argv[2] === '--scenario') {
-    process.stdout.write(JSON.stringify(await importScenario(process.argv[3], process.argv[4])) + '\n')
-    return
-  }
+  if (process.argv[2] === '--serve') return serveScenario(process.argv[3])
   const records = positive('BENCH_RECORDS', 20_000)
-  const filesMb = positive('BENCH_FILES_MB', 500)
+  const filesMb = positive('BENCH_FILES_MB', 50)
+  const hostileMb = positive('BENCH_HOSTILE_MB', 255)
   const given = process.env.DATABASE_URL
   const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-import-'))
   // As root, PostgreSQL runs as the postgres user, which must be able to reach its directory.
@@ -192,24 +348,27 @@ async function main (): Promise<void> {
   const serverUrl = embedded?.url ?? (given as string)
   const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
   try {
-    const archive = path.join(dir, 'family.zip')
+    const honest = path.join(dir, 'family.zip')
     const source = await serve(serverUrl, admin)
     try {
       const { token, familyId } = await seed(source.app, source.origin, records, filesMb)
       const start = process.hrtime.bigint()
-      await download(source.origin, `/api/families/${familyId}/export`, token, archive)
-      console.log(`exported ${records} records and ${filesMb} MB of files: archive ${fixed(statSync(archive).size / MB)} MB in ${fixed(Number(process.hrtime.bigint() - start) / 1e9, 2)} s`)
+      await download(source.origin, `/api/families/${familyId}/export`, token, honest)
+      console.log(`exported ${records} records and ${filesMb} MB of files: archive ${fixed(statSync(honest).size / MB)} MB in ${fixed(Number(process.hrtime.bigint() - start) / 1e9, 2)} s`)
     } finally {
       await source.drop()
     }
-    const output = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--scenario', serverUrl, archive], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * MB })
-    const r = JSON.parse(output.toString().trim().split('\n').pop() as string) as Result
-    const size = statSync(archive).size / MB
-    console.log([
-      `imported over HTTP in ${fixed(r.seconds, 2)} s (${fixed(size / r.seconds)} MB/s):`,
-      Object.entries(r.counts).map(([key, value]) => `${value} ${key}`).join(', ') + ';',
-      `rss ${fixed(r.baselineRssMb)} MB before, peak ${fixed(r.peakRssMb)} MB (+${fixed(r.peakRssMb - r.baselineRssMb)} MB), peak heap ${fixed(r.peakHeapMb)} MB`
-    ].join(' '))
+    const hostile = path.join(dir, 'hostile.zip')
+    await writeHostileArchive(hostile, await schemaVersionOf(honest), hostileMb)
+    const service = await startService(serverUrl)
+    try {
+      const pair = await request(service.origin, 'POST', '/api/auth/register', null, { email: 'importer@example.org', password: 'bench password 1', name: 'Importer' })
+      const token = pair.accessToken as string
+      console.log(report(await measure(service, token, `hostile (${hostileMb} MB family.json)`, hostile)))
+      console.log(report(await measure(service, token, `honest (${records} records, ${filesMb} MB of files)`, honest)))
+    } finally {
+      await service.stop()
+    }
   } finally {
     await admin.end()
     await embedded?.stop()
