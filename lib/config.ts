@@ -35,6 +35,8 @@ export interface Config {
   corsOrigins: string[]
   maxFileSize: number
   maxImportSize: number
+  /** The most pixels an image's frame may have to be decoded; larger ones are refused from their header. */
+  imageMaxPixels: number
   accessTokenTtl: number
   refreshTokenTtl: number
   authRateLimitMax: number
@@ -261,6 +263,7 @@ export function loadConfig (env: Env = process.env): Config {
     corsOrigins: corsOrigins(env),
     maxFileSize: integer(env, 'MAX_FILE_SIZE', 10485760, 1, Number.MAX_SAFE_INTEGER),
     maxImportSize: integer(env, 'MAX_IMPORT_SIZE', 1073741824, 1, Number.MAX_SAFE_INTEGER),
+    imageMaxPixels: integer(env, 'IMAGE_MAX_PIXELS', 40_000_000, 1, 1_000_000_000),
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 900, 1, 31536000),
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 604800, 1, 31536000),
     authRateLimitMax: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1000000),

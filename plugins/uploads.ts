@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import type { onSendAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
 import { mkdir } from 'node:fs/promises'
-import { encodeAvatar } from '../lib/files/avatar'
 import { receiveUpload, type Upload, type UploadRules } from './receive-upload'
 import { removeQuietly } from '../lib/files/store'
 import { sweepOrphans } from '../lib/files/sweep'
@@ -89,11 +88,10 @@ export default fp(async function uploads (fastify) {
   fastify.decorate('uploadHooks', function (kind: UploadKind): UploadHooks {
     return {
       async preValidation (request, reply) {
-        let upload = await receiveUpload(request, rules[kind])
-        if (kind === 'avatar') upload = await encodeAvatar(upload)
-        const received = upload
+        const received = await receiveUpload(request, rules[kind])
         request.upload = received
-        reply.raw.once('close', () => { void removeQuietly(received.path) })
+        // The route may replace the upload (an avatar by its re-encoding): whatever it holds then goes.
+        reply.raw.once('close', () => { if (request.upload !== null) void removeQuietly(request.upload.path) })
         request.body = { file: received.fileName, ...received.fields }
       },
       async onSend (request, _reply, payload) {

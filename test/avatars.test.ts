@@ -2,7 +2,9 @@ import t, { type Test } from 'tap'
 import sharp from 'sharp'
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
+import { IMAGE_CONCURRENCY, IMAGE_JOBS_PER_KEY, imageWork } from '../lib/files/avatar'
 import { bearer, build, call, familyOf, register, type App, type Pair } from './helper'
+import { exported, footprint, importArchive, rebuilt, richFamily } from './import-helpers'
 import { file as part, form, type Part } from './multipart'
 
 function file (value: Buffer, filename = 'me.jpg', type = 'image/jpeg'): Part {
@@ -150,6 +152,175 @@ t.test('only JPEG, PNG and WebP make an avatar', async t => {
   t.equal(json.statusCode, 415, 'a body that is not multipart')
   t.same(avatars(app), [path.basename(current)], 'nothing refused stays on disk, the avatar is kept')
   t.equal((await call(app, owner, 'GET', `/api/children/${child.id}`)).json().avatarUrl, current)
+})
+
+/** Two 64 × 64 frames, red then blue, as an animated WebP. */
+async function animatedWebp (): Promise<Buffer> {
+  const frame = 64 * 64 * 3
+  const raw = Buffer.alloc(frame * 2)
+  for (let i = 0; i < frame; i += 3) {
+    raw[i] = 220
+    raw[frame + i + 2] = 220
+  }
+  return sharp(raw, { raw: { width: 64, height: 128, channels: 3, pageHeight: 64 } }).webp({ loop: 0, delay: [100, 100], lossless: true }).toBuffer()
+}
+
+/** The colour of an image's first pixel: red, blue, or what it is. */
+async function firstColour (image: Buffer): Promise<string> {
+  const { data } = await sharp(image).removeAlpha().raw().toBuffer({ resolveWithObject: true })
+  const [r, g, b] = data
+  if (r > 200 && g < 20 && b < 20) return 'red'
+  if (b > 200 && r < 20 && g < 20) return 'blue'
+  return `${r}, ${g}, ${b}`
+}
+
+t.test('an animated WebP whose canvas is declared 10000 × 10000 is refused from its header', async t => {
+  const { app, owner, child } = await setup(t)
+  const current = (await setAvatar(app, owner, child.id, [file(await image('png'), 'a.png', 'image/png')])).json().avatarUrl
+
+  const webp = await animatedWebp()
+  // RIFF, the file's size less 8, WEBP; then the VP8X chunk: its name, its size (10), the flags
+  // (0x02: animated), three reserved bytes, then the canvas width and height less one, 24 bits each.
+  t.equal(webp.subarray(0, 4).toString('latin1'), 'RIFF')
+  t.equal(webp.readUInt32LE(4), webp.length - 8)
+  t.equal(webp.subarray(8, 16).toString('latin1'), 'WEBPVP8X')
+  t.equal(webp.readUInt32LE(16), 10)
+  t.equal(webp[20] & 0x02, 0x02, 'the animation flag is set')
+  t.same([webp.readUIntLE(24, 3), webp.readUIntLE(27, 3)], [63, 63], 'a 64 × 64 canvas')
+  t.equal(webp.subarray(30, 34).toString('latin1'), 'ANIM')
+  t.equal(webp.subarray(webp.indexOf('ANMF'), webp.indexOf('ANMF') + 4).toString('latin1'), 'ANMF')
+  t.not(webp.lastIndexOf('ANMF'), webp.indexOf('ANMF'), 'two frames')
+
+  const bomb = Buffer.from(webp)
+  bomb.writeUIntLE(9999, 24, 3)
+  bomb.writeUIntLE(9999, 27, 3)
+  t.ok(bomb.length < 300, `${bomb.length} bytes`)
+  const header = await sharp(bomb).metadata()
+  t.same([header.width, header.height, header.pages], [10000, 10000, 2], 'a 100-megapixel canvas of two frames')
+
+  const res = await setAvatar(app, owner, child.id, [file(bomb, 'bomb.webp', 'image/webp')])
+  t.equal(res.statusCode, 415)
+  t.same(res.json(), {
+    error: 'The image is 10000 × 10000 pixels; at most 40000000 pixels are decoded (IMAGE_MAX_PIXELS)',
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    details: { width: 10000, height: 10000, maxPixels: 40000000 }
+  })
+  t.same(avatars(app), [path.basename(current)], 'nothing of it stays on disk, the avatar is kept')
+  t.equal((await call(app, owner, 'GET', `/api/children/${child.id}`)).json().avatarUrl, current)
+})
+
+t.test('a large image within the budget still becomes an avatar of at most 512 × 512', async t => {
+  const { app, owner, child } = await setup(t)
+  const large = await sharp({ create: { width: 7000, height: 5000, channels: 3, background: { r: 90, g: 160, b: 60 } } }).jpeg().toBuffer()
+  const res = await setAvatar(app, owner, child.id, [file(large)])
+  t.equal(res.statusCode, 200, '35 megapixels are within the default budget')
+  const meta = await sharp((await app.inject({ method: 'GET', url: res.json().avatarUrl })).rawPayload).metadata()
+  t.same([meta.format, meta.width, meta.height], ['webp', 512, 366])
+})
+
+t.test('IMAGE_MAX_PIXELS bounds a frame\'s pixels', async t => {
+  const { app, owner, child } = await setup(t, { IMAGE_MAX_PIXELS: '10000' })
+  for (const [format, width, height] of [['png', 100, 100], ['jpeg', 1, 10000], ['webp', 200, 50]] as Array<['png' | 'jpeg' | 'webp', number, number]>) {
+    const res = await setAvatar(app, owner, child.id, [file(await image(format, width, height), `a.${format}`, `image/${format}`)])
+    t.equal(res.statusCode, 200, `${format} ${width} × ${height}: exactly the budget`)
+  }
+  const kept = avatars(app)
+  for (const [format, width, height] of [['png', 101, 100], ['jpeg', 1, 10001], ['webp', 200, 51]] as Array<['png' | 'jpeg' | 'webp', number, number]>) {
+    const res = await setAvatar(app, owner, child.id, [file(await image(format, width, height), `a.${format}`, `image/${format}`)])
+    t.equal(res.statusCode, 415, `${format} ${width} × ${height}: one row or column more`)
+    t.same(res.json().details, { width, height, maxPixels: 10000 })
+  }
+  t.same(avatars(app), kept, 'refused images leave nothing')
+
+  const animated = await setAvatar(app, owner, child.id, [file(await animatedWebp(), 'a.webp', 'image/webp')])
+  t.equal(animated.statusCode, 200, 'an animation of two 64 × 64 frames counts one frame, 4096 pixels')
+})
+
+t.test('an animated WebP within the budget becomes a one-frame avatar of its first frame', async t => {
+  const { app, owner, child } = await setup(t)
+  const webp = await animatedWebp()
+  t.equal((await sharp(webp).metadata()).pages, 2)
+  t.equal(await firstColour(await sharp(webp, { page: 1 }).toBuffer()), 'blue', 'the second frame is blue')
+
+  const res = await setAvatar(app, owner, child.id, [file(webp, 'moving.webp', 'image/webp')])
+  t.equal(res.statusCode, 200)
+  const served = (await app.inject({ method: 'GET', url: res.json().avatarUrl })).rawPayload
+  const meta = await sharp(served).metadata()
+  t.same([meta.format, meta.width, meta.height], ['webp', 64, 64])
+  t.equal(meta.pages ?? 1, 1, 'one frame')
+  t.notOk(served.includes(Buffer.from('ANIM')), 'no animation chunk')
+  t.equal(await firstColour(served), 'red', 'the first frame')
+})
+
+/** Waits until the image pool holds this many jobs of a key. */
+async function pendingImages (key: string, count: number): Promise<void> {
+  const until = Date.now() + 10_000
+  while (imageWork.pending(key) !== count) {
+    if (Date.now() > until) throw new Error(`the image pool holds ${imageWork.pending(key)} jobs of ${key}, not ${count}`)
+    await new Promise(resolve => setTimeout(resolve, 5))
+  }
+}
+
+t.test('the image pool: a user\'s images beyond their share are a 429, another user\'s go through', async t => {
+  const { app, owner, child } = await setup(t)
+  const other = await register(app)
+  const otherChild = (await call(app, other, 'POST', '/api/children', { name: 'Sam', dateOfBirth: '2021-01-02', sex: 'male' })).json()
+  const png = await image('png')
+
+  // Other work holds every slot of the pool, so that uploads wait their turn.
+  let release!: () => void
+  const busy = new Promise<void>(resolve => { release = resolve })
+  const holders = Array.from({ length: IMAGE_CONCURRENCY }, (_, i) => imageWork.run(`other work ${i}`, () => busy))
+  t.teardown(release)
+
+  const key = `user:${owner.user.id}`
+  const waiting = Array.from({ length: IMAGE_JOBS_PER_KEY }, () => setAvatar(app, owner, child.id, [file(png)]))
+  await pendingImages(key, IMAGE_JOBS_PER_KEY)
+  const before = avatars(app)
+
+  const refused = await setAvatar(app, owner, child.id, [file(png)])
+  t.equal(refused.statusCode, 429, 'one more than the user\'s share')
+  t.equal(refused.json().code, 'RATE_LIMITED')
+  t.equal(refused.headers['retry-after'], '5')
+  t.same(avatars(app), before, 'the refused upload left nothing')
+
+  const otherUpload = setAvatar(app, other, otherChild.id, [file(png)])
+  await pendingImages(`user:${other.user.id}`, 1)
+  release()
+  await Promise.all(holders)
+  t.equal((await otherUpload).statusCode, 200, 'another user\'s upload goes through')
+  t.same((await Promise.all(waiting)).map(res => res.statusCode), [200, 200], 'the user\'s own waiting uploads too')
+  t.equal(imageWork.pending(key), 0)
+  t.equal((await setAvatar(app, owner, child.id, [file(png)])).statusCode, 200, 'and once they are done, the user may upload again')
+  t.equal(avatars(app).length, 2, 'one avatar per child')
+})
+
+t.test('an archive\'s avatars keep to the same budget and take the importing user\'s share of the pool', async t => {
+  const { app, owner } = await setup(t)
+  const archive = await exported(app, owner, await richFamily(app, owner))
+  const avatarEntry = (found: Map<string, Buffer>) => [...found.keys()].find(name => name.startsWith('files/') && name.endsWith('.webp')) as string
+  const bomb = Buffer.from(await animatedWebp())
+  bomb.writeUIntLE(9999, 24, 3)
+  bomb.writeUIntLE(9999, 27, 3)
+  const before = await footprint(app)
+
+  const refused = await importArchive(app, owner, await rebuilt(archive, found => { found.set(avatarEntry(found), bomb) }))
+  t.equal(refused.statusCode, 400)
+  t.equal(refused.json().code, 'INVALID_ARCHIVE')
+  t.match(refused.json().error, /the avatar files\/.* cannot be used: The image is 10000 × 10000 pixels; at most 40000000 pixels are decoded/)
+
+  let release!: () => void
+  const busy = new Promise<void>(resolve => { release = resolve })
+  t.teardown(release)
+  const mine = Array.from({ length: IMAGE_JOBS_PER_KEY }, () => imageWork.run(`user:${owner.user.id}`, () => busy))
+  const full = await importArchive(app, owner, archive)
+  t.equal(full.statusCode, 429, 'while the user\'s share is taken')
+  t.equal(full.json().code, 'RATE_LIMITED')
+  t.equal(full.headers['retry-after'], '5')
+  t.same(await footprint(app), before, 'neither import left anything')
+  release()
+  await Promise.all(mine)
+  t.equal((await importArchive(app, owner, archive)).statusCode, 201, 'once it is free again, the archive imports')
 })
 
 t.test('who may set and remove an avatar', async t => {

@@ -4,11 +4,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { ExportSlots } from '../../lib/export/slots'
+import { QueueFull } from '../../lib/fair-queue'
 import { errorResponses, StrictObject } from '../../lib/schemas'
 import { ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from './import'
 
 /** When a client that found every import slot taken may try again, in seconds. */
 const RETRY_AFTER = 30
+/** When a client whose images fill their share of the image pool may try again, in seconds. */
+const IMAGE_RETRY_AFTER = 5
 
 const ImportBody = StrictObject({
   file: Type.String({ format: 'binary', description: 'a ZIP archive as GET /api/families/{id}/export writes it, at most MAX_IMPORT_SIZE bytes' })
@@ -32,6 +35,7 @@ const DESCRIPTION = [
   'Creates a new family owned by the caller with every child, record, link, attachment and avatar of the archive (new ids, links kept; members of the exported family are not carried over).',
   `The archive is checked whole before anything is written: every file's SHA-256 against the manifest, entry names (only those an export writes), at most ${MAX_ENTRIES} entries, at most ${MAX_RATIO} × its size unpacked, a schema version no newer than this service's, and every record by the rules of its POST.`,
   'Any problem is a 400 INVALID_ARCHIVE naming the first one found, with nothing written. Attachments whose files the export had listed as missing are left out.',
+  'Avatars are decoded in the caller\'s share of the image pool, as uploaded ones are: while two images of the caller wait there, 429 with Retry-After.',
   'One import runs at a time per user, and two in all: beyond that, 429 with Retry-After. Like every request body, the upload must arrive within 60 s.'
 ].join(' ')
 
@@ -74,6 +78,10 @@ const importRoute: FastifyPluginAsyncTypebox = async function (fastify) {
       return await reply.code(201).header('location', `/api/families/${family.id}`).send({ family, counts })
     } catch (error) {
       if (error instanceof ArchiveProblem) throw new errors.invalidArchive(`The archive cannot be imported: ${error.message}`)
+      if (error instanceof QueueFull) {
+        reply.header('retry-after', String(IMAGE_RETRY_AFTER))
+        throw new errors.rateLimited(`Too many images of yours are being processed; retry in ${IMAGE_RETRY_AFTER} seconds`)
+      }
       throw error
     }
   })

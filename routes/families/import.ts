@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { mkdir, rename } from 'node:fs/promises'
 import type { Sql, Tx } from '../../db/client'
+import { QueueFull } from '../../lib/fair-queue'
 import { encodeAvatar } from '../../lib/files/avatar'
 import { isServableName, storedName, temporaryName } from '../../lib/files/names'
 import { removeQuietly } from '../../lib/files/store'
@@ -25,6 +26,8 @@ export type ImportCounts = Record<RecordKey | 'children' | 'attachments' | 'file
 export interface ImportOptions {
   uploadDir: string
   avatarDir: string
+  /** The most pixels an avatar's frame may have to be decoded. */
+  imageMaxPixels: number
 }
 
 type Values = Record<string, unknown>
@@ -201,7 +204,7 @@ async function unpackAvatar (reading: Reading, entry: string): Promise<Unpacked 
   if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${AVATAR_TYPES.join(', ')})`)
   let encoded
   try {
-    encoded = await encodeAvatar({ path: unpacked.temporary, size: unpacked.size, type, fileName: '', fields: {} })
+    encoded = await encodeAvatar({ path: unpacked.temporary, size: unpacked.size, type, fileName: '', fields: {} }, reading.imageKey, reading.options.imageMaxPixels)
   } catch (error) {
     const status = (error as { statusCode?: number }).statusCode
     if (status === 415) throw new ArchiveProblem(`the avatar ${entry} cannot be used: ${(error as Error).message}`)
@@ -272,6 +275,8 @@ async function readDocument (reading: Reading): Promise<FamilyDocument> {
     document = await readFamilyDocument(reader, stagingSink(reading))
   } catch (error) {
     if (error instanceof JsonProblem) throw new ArchiveProblem(`family.json ${error.message}`)
+    // The image pool's refusal is the importing user's, not the archive's.
+    if (error instanceof QueueFull) throw error
     throw entryProblem('family.json', error)
   } finally {
     reader.close()
