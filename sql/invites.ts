@@ -18,27 +18,54 @@ export interface OpenInvite {
 
 export const INVITE_DAYS = 7
 
-/** A valid invite for this e-mail: not expired, used or revoked. */
-export async function findOpenInvite (db: Db, tokenHash: string, email: string): Promise<OpenInvite | undefined> {
+/** Who claims an invite: an account being registered with this e-mail, or an existing user. */
+export type Claimant = { email: string } | { userId: number }
+
+/** The invite `i` is worth what its maker may still do: the maker is an owner of its family, with an enabled account. */
+function madeByAnOwner (db: Db) {
+  return db`exists (
+    select 1 from family_members maker join users u on u.id = maker.user_id
+    where maker.family_id = i.family_id and maker.user_id = i.invited_by and maker.role = 'owner' and not u.disabled
+  )`
+}
+
+/**
+ * A valid invite for this claimant: not expired, used or revoked, made by a
+ * user who is still an owner of the family, and naming the e-mail the
+ * claimant registers with, or the existing user's e-mail when the user held
+ * it at the time the invite was made.
+ */
+export async function findOpenInvite (db: Db, tokenHash: string, claimant: Claimant): Promise<OpenInvite | undefined> {
   const [row] = await db<OpenInvite[]>`
     select i.id, i.family_id as "familyId", f.name as "familyName", i.role
     from invites i join families f on f.id = i.family_id
     where i.token_hash = ${tokenHash}
       and i.used_at is null and i.revoked_at is null and i.expires_at > now()
-      and lower(i.email) = lower(${email})
+      and ${madeByAnOwner(db)}
+      and ${'email' in claimant
+        ? db`lower(i.email) = lower(${claimant.email})`
+        : db`exists (
+            select 1 from users claiming
+            where claiming.id = ${claimant.userId} and lower(claiming.email) = lower(i.email)
+              and (claiming.email_changed_at is null or claiming.email_changed_at < i.created_at)
+          )`}
   `
   return row
 }
 
 /**
  * Uses up an open invite in one statement, so that a token can never be used
- * twice, even by two requests at once. False when it was no longer open.
+ * twice, even by two requests at once. False when it was no longer open, or
+ * its maker is no longer an owner: the caller has taken the family's clock,
+ * which every change of its members takes too, so this sees the members as
+ * they are at this moment.
  */
 export async function useInvite (db: Db, inviteId: number, userId: number): Promise<boolean> {
   const rows = await db`
-    update invites set used_at = now(), used_by = ${userId}
-    where id = ${inviteId} and used_at is null and revoked_at is null and expires_at > now()
-    returning id
+    update invites i set used_at = now(), used_by = ${userId}
+    where i.id = ${inviteId} and i.used_at is null and i.revoked_at is null and i.expires_at > now()
+      and ${madeByAnOwner(db)}
+    returning i.id
   `
   return rows.length > 0
 }

@@ -17,12 +17,13 @@ async function refresh (app: App, refreshToken: string) {
   return app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken } })
 }
 
-/** An invite as the invites routes store it: only the token's hash. */
+/** An invite as the invites routes store it: only the token's hash, made by an owner of the family. */
 async function invite (app: App, familyId: number, email: string, role = 'member', expires = "now() + interval '7 days'") {
   const token = randomBytes(24).toString('base64url')
   const hash = createHash('sha256').update(token).digest('hex')
   await app.sql.unsafe(
-    `insert into invites (family_id, email, role, token_hash, expires_at) values ($1, $2, $3, $4, ${expires})`,
+    `insert into invites (family_id, email, role, token_hash, invited_by, expires_at)
+     values ($1, $2, $3, $4, (select min(user_id) from family_members where family_id = $1 and role = 'owner'), ${expires})`,
     [familyId, email, role, hash]
   )
   return token

@@ -24,7 +24,8 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'register',
       tags: ['auth'],
       summary: 'Create an account and sign in',
-      description: 'The first user becomes admin. Later users need an invite unless REGISTRATION is open; without an invite a family named after the user is created.',
+      description: 'The first user becomes admin. Later users need an invite unless REGISTRATION is open; without an invite a family named after the user is created. ' +
+        'An invite must name the e-mail registered, and counts only while the owner who made it is still an owner of the family (otherwise 400 INVITE_INVALID).',
       security: [],
       body: RegisterBody,
       response: { 201: Type.Ref('TokenPair'), ...errorResponses(400, 403, 409, 429) }
@@ -39,7 +40,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       if (!first && config.registration === 'invite' && inviteToken == null) {
         throw new errors.registrationClosed('Registration needs an invite')
       }
-      const invite = inviteToken == null ? null : await findOpenInvite(tx, tokens.hash(inviteToken), email)
+      const invite = inviteToken == null ? null : await findOpenInvite(tx, tokens.hash(inviteToken), { email })
       if (invite === undefined) throw new errors.inviteInvalid()
       if (await emailTaken(tx, email)) throw new errors.emailTaken()
 

@@ -5,7 +5,6 @@ import { errorResponses } from '../../lib/schemas'
 import { beginChange } from '../../sql/changes'
 import { addMember, isMember } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
-import { findUser } from '../../sql/users'
 import { AcceptBody } from '../families/schemas'
 
 /**
@@ -22,7 +21,8 @@ const invites: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'acceptInvite',
       tags: ['families'],
       summary: 'Join a family with an invite token',
-      description: 'The invite must name the caller\'s e-mail. A member of the family gets 409 ALREADY_MEMBER and the invite stays open.',
+      description: 'The invite must name the caller\'s e-mail, held since before the invite was made (an address taken up afterwards does not count), and the owner who made it must still be an owner of the family; otherwise 400 INVITE_INVALID. ' +
+        'A member of the family gets 409 ALREADY_MEMBER and the invite stays open.',
       security: [{ bearer: [] }],
       body: AcceptBody,
       response: { 200: Type.Ref('AcceptedInvite'), ...errorResponses(400, 401, 403, 409, 429) }
@@ -30,8 +30,7 @@ const invites: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const userId = request.user.id
     return sql.begin(async tx => {
-      const user = await findUser(tx, userId)
-      const invite = user === undefined ? undefined : await findOpenInvite(tx, tokens.hash(request.body.token), user.email)
+      const invite = await findOpenInvite(tx, tokens.hash(request.body.token), { userId })
       if (invite === undefined) throw new errors.inviteInvalid()
       await beginChange(tx, invite.familyId, userId)
       if (await isMember(tx, invite.familyId, userId)) throw new errors.alreadyMember('You are already a member of this family')
