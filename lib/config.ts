@@ -43,7 +43,7 @@ export interface Config {
   authRateLimitWindow: number
   refreshReuseGrace: number
   bcryptCost: number
-  /** Exports running at once, in all (each user may run two). */
+  /** Exports being read from the database at once, in all (each user may have two); their downloads take none. */
   exportConcurrency: number
   /** A download that makes no progress for this long is ended, in milliseconds. */
   downloadIdleTimeout: number

@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
-import { bearer, build, familyOf, register, testConfig, type Pair } from './helper'
+import { bearer, build, familyOf, join, register, testConfig, type Pair } from './helper'
 
 // Fair use over real HTTP: sockets that do not read, headers that trickle in,
 // a database that hangs. `inject` has no sockets, so every request here goes
@@ -227,7 +227,7 @@ t.test('stalled exports and slowloris clients leave another family\'s reads unha
   for (const download of again) download.socket.destroy()
 })
 
-t.test('export limits: two per user, EXPORT_CONCURRENCY in all, and a stalled download is cut', async t => {
+t.test('export limits: two open per user, downloads hold no export slot, and a stalled download is cut', async t => {
   const logs: string[] = []
   const app = await build(t, { logs, env: { ...OPEN, EXPORT_CONCURRENCY: '3', DOWNLOAD_IDLE_TIMEOUT: '2' } })
   const cuts = (): number[] => logs.map(line => JSON.parse(line)).filter(entry => entry.msg === 'export ended: the download made no progress').map(entry => entry.time)
@@ -252,22 +252,20 @@ t.test('export limits: two per user, EXPORT_CONCURRENCY in all, and a stalled do
   t.ok(filesUnder(app.config.uploadDir).length >= 2, 'the running downloads hold files')
 
   const a3 = await timedGet(origin, family(first), first.accessToken)
-  t.equal(a3.status, 429, 'a third export of the same user is refused')
+  t.equal(a3.status, 429, 'a third export of the same user is refused while two of its downloads are open')
   t.equal(a3.body.code, 'RATE_LIMITED')
   t.same(a3.body.details, {})
   t.match(a3.headers['retry-after'], /^\d+$/, 'with Retry-After')
 
   const b1 = await stalledDownload(port, family(second), second.accessToken)
-  t.equal(b1.status, 200, 'another user may export while slots are free')
-  const b2 = await timedGet(origin, family(second), second.accessToken)
-  t.equal(b2.status, 429, 'beyond EXPORT_CONCURRENCY in all, exports are refused')
-  t.match(b2.headers['retry-after'], /^\d+$/)
+  const b2 = await stalledDownload(port, family(second), second.accessToken)
+  t.same([b1.status, b2.status], [200, 200], 'another user opens two more: four downloads, and EXPORT_CONCURRENCY is 3, as downloads hold no export slot')
 
-  t.ok(await until(() => cuts().length === 3, 15_000), 'each stalled download is cut by the server')
+  t.ok(await until(() => cuts().length === 4, 15_000), 'each stalled download is cut by the server')
   const cutAfter = cuts().map(at => (at - opened) / 1000)
   t.ok(cutAfter.every(seconds => seconds >= 2 && seconds < 15), `after its 2 s without progress (${cutAfter.map(s => s.toFixed(1)).join(', ')} s)`)
-  for (const download of [a1, a2, b1]) download.socket.resume()
-  await Promise.all([a1, a2, b1].map(download => download.closed))
+  for (const download of [a1, a2, b1, b2]) download.socket.resume()
+  await Promise.all([a1, a2, b1, b2].map(download => download.closed))
   t.pass('the clients find their connections closed once they read again')
   t.ok(await until(() => filesUnder(app.config.uploadDir).length === 0, 5000), `the files they held are closed ${filesUnder(app.config.uploadDir).join(', ')}`)
   t.equal(app.pool.inUse, 0)
@@ -279,8 +277,127 @@ t.test('export limits: two per user, EXPORT_CONCURRENCY in all, and a stalled do
       response.on('end', () => resolve({ status: response.statusCode ?? 0, size }))
     }).on('error', reject)
   })
-  t.equal(res.status, 200, 'once cut, the slots are free again')
+  t.equal(res.status, 200, 'once cut, the user may export again')
   t.ok(res.size > 24 * MB, `a download that keeps reading is whole (${(res.size / MB).toFixed(1)} MB)`)
+})
+
+t.test('EXPORT_CONCURRENCY bounds the exports being read from the database, in all', async t => {
+  const app = await build(t, { env: { ...OPEN, EXPORT_CONCURRENCY: '2' } })
+  const { origin } = await listening(app)
+  const users = [await register(app), await register(app), await register(app)]
+  const children = await Promise.all(users.map(pair => child(app, pair)))
+  const url = (i: number): string => `/api/children/${children[i]}/export`
+
+  // Every child's export reads its measurements: while the table is locked, the first two stay being read.
+  let unlock = (): void => {}
+  const unlocked = new Promise<void>(resolve => { unlock = resolve })
+  let locked = (): void => {}
+  const lockTaken = new Promise<void>(resolve => { locked = resolve })
+  const holder = app.db.sql.begin(async tx => {
+    await tx`lock table measurements in access exclusive mode`
+    locked()
+    await unlocked
+  })
+  await lockTaken
+  const reading = [0, 1].map(i => timedGet(origin, url(i), users[i].accessToken, true))
+  t.ok(await until(async () => {
+    const [row] = await app.db.sql`select count(*)::int as n from pg_locks where relation = 'measurements'::regclass and not granted`
+    return row.n === 2
+  }, 5000), 'two exports wait on the locked table, each in its export slot')
+  const third = await timedGet(origin, url(2), users[2].accessToken, true)
+  t.equal(third.status, 429, 'a third user\'s export is refused while both slots read')
+  t.equal(third.body.code, 'RATE_LIMITED')
+  t.match(third.headers['retry-after'], /^\d+$/, 'with Retry-After')
+
+  unlock()
+  await holder
+  t.same((await Promise.all(reading)).map(res => res.status), [200, 200], 'the two read go through')
+  t.equal((await timedGet(origin, url(2), users[2].accessToken, true)).status, 200, 'and then the third')
+})
+
+interface SlowReader {
+  socket: net.Socket
+  status: number
+  /** Bytes of the answer read so far, its head included. */
+  read: () => number
+  closed: Promise<number>
+}
+
+/**
+ * A download whose client reads what one socket buffer holds every `everyMs`:
+ * slow, but never stalled long enough to be cut.
+ */
+function slowDownload (port: number, url: string, token: string, everyMs: number): Promise<SlowReader> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.once('error', () => {})
+    let read = 0
+    let timer: NodeJS.Timeout | undefined
+    const closed = new Promise<number>(resolve => socket.once('close', () => {
+      clearInterval(timer)
+      resolve(Date.now())
+    }))
+    socket.write(`GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+    socket.once('data', (chunk: Buffer) => {
+      socket.pause()
+      read += chunk.length
+      timer = setInterval(() => {
+        const more = socket.read() as Buffer | null
+        if (more !== null) read += more.length
+      }, everyMs)
+      const head = chunk.toString('latin1').split('\r\n\r\n')[0]
+      resolve({ socket, status: Number(head.split(' ')[1]), read: () => read, closed })
+    })
+    socket.once('close', () => reject(new Error('closed before any answer')))
+  })
+}
+
+/** A whole download over a connection of its own: its status and size. */
+function wholeDownload (origin: string, url: string, token: string): Promise<{ status: number, size: number }> {
+  return new Promise((resolve, reject) => {
+    http.get(`${origin}${url}`, { agent: false, headers: bearer(token) }, response => {
+      let size = 0
+      response.on('data', (chunk: Buffer) => { size += chunk.length })
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, size }))
+    }).on('error', reject)
+  })
+}
+
+t.test('slow downloads of two users keep no one else from exporting', async t => {
+  const app = await build(t, { env: { ...OPEN, DOWNLOAD_IDLE_TIMEOUT: '2' } })
+  const { port, origin } = await listening(app)
+  const slow = [await register(app), await register(app)]
+  const slowChildren = []
+  for (const pair of slow) {
+    const id = await child(app, pair)
+    await bigFiles(app, id, 3, 8 * MB)
+    slowChildren.push(id)
+  }
+  const other = await register(app)
+  await child(app, other)
+  const viewer = await register(app)
+  await join(app, slow[0], familyOf(slow[0]), viewer, 'viewer')
+
+  const readers = await Promise.all(slow.flatMap(pair => [0, 1].map(() =>
+    slowDownload(port, `/api/families/${familyOf(pair)}/export`, pair.accessToken, 100))))
+  t.same(readers.map(reader => reader.status), [200, 200, 200, 200], 'each of two users reads two exports, slowly')
+  const before = readers.map(reader => reader.read())
+
+  const third = await wholeDownload(origin, `/api/families/${familyOf(other)}/export`, other.accessToken)
+  t.equal(third.status, 200, 'a third user\'s family export answers 200 meanwhile')
+  t.ok(third.size > 0)
+  const viewed = await timedGet(origin, `/api/children/${slowChildren[0]}/export?format=json`, viewer.accessToken, true)
+  t.equal(viewed.status, 200, 'and so does a viewer\'s child JSON export')
+  t.equal(viewed.body.child.id, slowChildren[0])
+  const refused = await timedGet(origin, `/api/families/${familyOf(slow[1])}/export`, slow[1].accessToken, true)
+  t.equal(refused.status, 429, 'a slow reader\'s own third export is refused')
+
+  t.ok(await until(() => readers.every((reader, i) => reader.read() > before[i] + MB), 15_000), 'the slow downloads go on, a little at a time')
+  const held = readers.map(reader => reader.read())
+  t.ok(held.every(bytes => bytes < 24 * MB), `none of them is finished (${held.map(bytes => (bytes / MB).toFixed(1)).join(', ')} MB read)`)
+  for (const reader of readers) reader.socket.destroy()
+  await Promise.all(readers.map(reader => reader.closed))
+  t.ok(await until(() => filesUnder(app.config.uploadDir).length === 0, 5000), 'the files they held are closed')
 })
 
 t.test('every connection has the statement timeout, and a statement it cuts is a 503', async t => {

@@ -1,7 +1,7 @@
 /**
- * How many exports run at once: at most `perUser` for one user and `total`
- * in all. A slot is taken before the export reads anything and given back
- * when its download ends, however it ends.
+ * How many of a kind of work run at once: at most `perUser` for one user and
+ * `total` in all (no bound in all when it is Infinity). A slot is given back
+ * by the function `take` answers, once, however the work ends.
  */
 export class ExportSlots {
   private running = 0

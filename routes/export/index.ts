@@ -17,43 +17,64 @@ import {
 } from './schemas'
 import { disconnectSignal, endWith, watchProgress } from './streaming'
 
-/** When a client that found every export slot taken may try again, in seconds. */
+/** When a client that found no export slot free may try again, in seconds. */
 const RETRY_AFTER = 10
-const PER_USER = 2
+/** Exports one user may have open at once, from the request until the download ends. */
+const OPEN_PER_USER = 2
 
-const FAIR_USE = `At most ${PER_USER} exports run at once per user, and EXPORT_CONCURRENCY (default 4) in all: beyond that, 429 with Retry-After. ` +
+const FAIR_USE = 'An export is read from the database into a temporary file before anything is sent. ' +
+  `Reading takes one of EXPORT_CONCURRENCY (default 4) slots shared by every user (at most ${OPEN_PER_USER} of them one user's), given back before the download starts; ` +
+  `a user may have at most ${OPEN_PER_USER} exports open at once, downloads included. Beyond either, 429 with Retry-After. ` +
   'A download that makes no progress for 60 s (DOWNLOAD_IDLE_TIMEOUT) is ended.'
+
+interface Started {
+  spool: Spool
+  /** Gives the export slot back once the spool is written: a download holds none. */
+  built: () => void
+}
 
 /**
  * Exports: a child's whole record as JSON or as a FHIR R4 bundle, and a
  * family's as a ZIP archive. Each is read in one short snapshot into a spool
- * file; the database connection is given back before the first byte goes to
- * the client, so a slow download holds a file handle and nothing else.
+ * file; the database connection and the export slot are given back before the
+ * first byte goes to the client, so a slow download holds a file handle and
+ * nothing else, and only its own user's count of open exports.
  */
 const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
   const tags = ['export']
   const security = [{ bearer: [] }]
-  const slots = new ExportSlots(config.exportConcurrency, PER_USER)
+  const building = new ExportSlots(config.exportConcurrency, OPEN_PER_USER)
+  const open = new ExportSlots(Infinity, OPEN_PER_USER)
   // The growth document's schemas live in the growth routes' scope; the export refers to them too.
   for (const schema of [GrowthScore, GrowthPoint, Growth, ChildExport, FhirBundle]) fastify.addSchema(schema)
 
+  function refused (reply: FastifyReply, message: string): Error {
+    reply.header('retry-after', String(RETRY_AFTER))
+    return new errors.rateLimited(`${message}; retry in ${RETRY_AFTER} seconds`)
+  }
+
   /**
-   * Takes an export slot and a spool for this request; both are given back
-   * when the response ends, however it ends. A download that makes no
-   * progress for DOWNLOAD_IDLE_TIMEOUT is cut.
+   * Counts the export among its user's open ones, takes an export slot, and
+   * opens a spool; the slot goes back when `built` is called, the rest when
+   * the response ends, however it ends. A download that makes no progress
+   * for DOWNLOAD_IDLE_TIMEOUT is cut.
    */
-  async function begin (request: FastifyRequest, reply: FastifyReply): Promise<Spool> {
-    const release = slots.take(request.user.id)
-    if (release === null) {
-      reply.header('retry-after', String(RETRY_AFTER))
-      throw new errors.rateLimited(`Too many exports at once; retry in ${RETRY_AFTER} seconds`)
+  async function begin (request: FastifyRequest, reply: FastifyReply): Promise<Started> {
+    const userId = request.user.id
+    const leave = open.take(userId)
+    if (leave === null) throw refused(reply, `At most ${OPEN_PER_USER} exports of one user may be open at once`)
+    const built = building.take(userId)
+    if (built === null) {
+      leave()
+      throw refused(reply, 'Too many exports at once')
     }
     let spool: Spool
     try {
       spool = await Spool.open(config.uploadDir)
     } catch (error) {
-      release()
+      built()
+      leave()
       throw error
     }
     const stopWatching = watchProgress(reply, config.downloadIdleTimeout, () => {
@@ -62,11 +83,25 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     })
     reply.raw.once('close', () => {
       stopWatching()
-      release()
+      built()
+      leave()
       void spool.close()
       if (!reply.raw.writableFinished) request.log.info('export stopped: the client disconnected')
     })
-    return spool
+    return { spool, built }
+  }
+
+  function download (reply: FastifyReply, disposition: string, type: string): FastifyReply {
+    return reply.header('content-disposition', disposition).header('cache-control', 'no-store').type(type)
+  }
+
+  function childDownload (reply: FastifyReply, name: string, day: string, fhir: boolean): FastifyReply {
+    const disposition = attachmentDisposition(name, 'child', day, fhir ? '.fhir.json' : '.json')
+    return download(reply, disposition, fhir ? 'application/fhir+json; charset=utf-8' : 'application/json; charset=utf-8')
+  }
+
+  function familyDownload (reply: FastifyReply, name: string, day: string): FastifyReply {
+    return download(reply, attachmentDisposition(name, 'family', day, '.zip'), 'application/zip')
   }
 
   fastify.get('/api/children/:childId/export', {
@@ -86,7 +121,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     const fhir = request.query.format === 'fhir'
     const childId = request.params.childId
     const signal = disconnectSignal(reply)
-    const spool = await begin(request, reply)
+    const { spool, built } = await begin(request, reply)
     const { head, child } = await sql.begin(SNAPSHOT, async tx => {
       const head = exportHead(await exportSnapshot(tx))
       const child = await readChild(tx, childId)
@@ -97,11 +132,8 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       })
       return { head, child }
     })
-    return reply
-      .header('content-disposition', attachmentDisposition(child.name, 'child', head.exportedAt.slice(0, 10), fhir ? '.fhir.json' : '.json'))
-      .header('cache-control', 'no-store')
-      .type(fhir ? 'application/fhir+json; charset=utf-8' : 'application/json; charset=utf-8')
-      .send(spool.read('body'))
+    built()
+    return childDownload(reply, child.name, head.exportedAt.slice(0, 10), fhir).send(spool.read('body'))
   })
 
   fastify.get('/api/families/:id/export', {
@@ -119,7 +151,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const familyId = request.scope.familyId
     const signal = disconnectSignal(reply)
-    const spool = await begin(request, reply)
+    const { spool, built } = await begin(request, reply)
     const options = {
       tables: fastify.growth.tables,
       uploadDir: config.uploadDir,
@@ -138,14 +170,11 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
         children: await familyChildren(tx, familyId)
       }, options, signal)
     })
+    built()
     const { head, family } = spooled.family
     const zip = new ZipWriter(signal, new Date(head.exportedAt))
     endWith(request, zip.output, writeFamilyArchive(zip, spool, spooled, options), signal, () => {})
-    return reply
-      .header('content-disposition', attachmentDisposition(family.name, 'family', head.exportedAt.slice(0, 10), '.zip'))
-      .header('cache-control', 'no-store')
-      .type('application/zip')
-      .send(zip.output)
+    return familyDownload(reply, family.name, head.exportedAt.slice(0, 10)).send(zip.output)
   })
 }
 
