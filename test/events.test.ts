@@ -148,8 +148,8 @@ class Client {
   }
 }
 
-async function setup (t: Test, env: Record<string, string> = {}) {
-  const app = await build(t, { env: { ...OPEN, ...env } })
+async function setup (t: Test, env: Record<string, string> = {}, logs?: string[]) {
+  const app = await build(t, { env: { ...OPEN, ...env }, logs })
   const api = new Client(await listening(app))
   await api.register() // the admin
   const owner = await api.register()
@@ -414,6 +414,29 @@ t.test('at most 5 streams per user: the 6th is 429 with Retry-After', async t =>
     if (next.status !== 200) await new Promise(resolve => setTimeout(resolve, 50))
   }
   t.equal(next?.status, 200, 'a closed stream gives its place back')
+})
+
+t.test('HEAD answers the headers of a stream and opens none', async t => {
+  const logs: string[] = []
+  const { app, api, owner, stream } = await setup(t, {}, logs)
+  const stranger = await api.register()
+  const url = `/api/families/${owner.familyId}/events`
+  const head = (token: string, query = '') => fetch(`${api.origin}${url}${query}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } })
+
+  const heads = await Promise.all(Array.from({ length: 8 }, () => head(owner.accessToken)))
+  t.same(heads.map(res => res.status), Array(8).fill(200), 'eight HEADs at once, where five streams may be open')
+  t.equal(heads[0].headers.get('content-type'), 'text/event-stream')
+  t.equal(heads[0].headers.get('cache-control'), 'no-store')
+  t.equal(heads[0].headers.get('x-accel-buffering'), 'no')
+  t.equal(await heads[0].text(), '', 'no body')
+  t.equal(app.changeEvents.count(), 0, 'no stream is open')
+  const open: Stream[] = []
+  for (let i = 0; i < 5; i++) open.push(await stream(owner.familyId, owner.accessToken))
+  t.same(open.map(s => s.status), [200, 200, 200, 200, 200], 'the user still opens five streams')
+
+  t.equal((await head(stranger.accessToken)).status, 403, 'a stranger: 403, as for a GET')
+  t.equal((await head(owner.accessToken, '?since=nonsense')).status, 400, 'a bad cursor: 400, as for a GET')
+  t.same(logs.map(line => JSON.parse(line)).filter(entry => entry.level >= 50), [], 'no error is logged')
 })
 
 t.test('a bad cursor is 400', async t => {

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
@@ -549,6 +549,71 @@ t.test('a client that disconnects stops the export', async t => {
   const again = await call(app, owner, `/api/families/${familyOf(owner)}/export`)
   t.equal(again.statusCode, 200, 'the next export works')
   t.equal((await unzip(again.rawPayload)).size, 7, 'family.json, one bundle, four files and the manifest')
+})
+
+/** A HEAD over a connection of its own: its status, headers and whatever body came. */
+function head (origin: string, url: string, token: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: http.IncomingHttpHeaders, body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http.request(`${origin}${url}`, { method: 'HEAD', agent: false, headers: { ...bearer(token), ...headers } }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', chunk => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+      res.on('error', reject)
+    }).on('error', reject).end()
+  })
+}
+
+t.test('HEAD on an export answers the headers of its GET, builds nothing and takes no slot', async t => {
+  const logs: string[] = []
+  const app = await build(t, { env: OPEN, logs })
+  const owner = await register(app)
+  const child = await fullChild(app, owner)
+  const stranger = await register(app)
+  const viewer = await joined(app, owner, familyOf(owner), 'viewer')
+  const origin = await listening(app)
+  const family = `/api/families/${familyOf(owner)}/export`
+  const written: string[] = []
+  const watcher = watch(app.config.uploadDir, (_event, name) => written.push(String(name)))
+  t.teardown(() => watcher.close())
+
+  const heads = await Promise.all(Array.from({ length: 4 }, () => head(origin, family, owner.accessToken)))
+  t.same(heads.map(res => res.status), [200, 200, 200, 200], 'four HEADs of one user at once, where two exports may run')
+  const [first] = heads
+  t.equal(first.headers['content-type'], 'application/zip')
+  t.match(first.headers['content-disposition'], DISPOSITION)
+  t.equal(first.headers['cache-control'], 'no-store')
+  t.match(first.headers.etag, /^".+"$/)
+  t.equal(first.headers['content-length'], undefined, 'no length, as the streamed GET says none')
+  t.equal(first.body.length, 0, 'no body')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  t.same(written, [], 'no spool file is written')
+
+  const get = await call(app, owner, family)
+  t.equal(get.statusCode, 200, 'a GET right after is not refused')
+  t.equal(get.headers['content-disposition'], first.headers['content-disposition'], 'its headers are those the HEADs answered')
+  t.equal(get.headers.etag, first.headers.etag)
+  t.ok(await until(async () => written.length > 0), 'the GET writes its spool where the HEADs wrote none')
+
+  const conditional = await head(origin, family, owner.accessToken, { 'if-none-match': String(first.headers.etag) })
+  t.equal(conditional.status, 304, 'a current ETag is a 304, as for a GET')
+  for (const [who, pair] of [['a stranger', stranger], ['a viewer', viewer]] as const) {
+    t.equal((await head(origin, family, pair.accessToken)).status, 403, `${who}: 403 on the family, as for a GET`)
+  }
+  t.equal((await head(origin, `/api/families/999999/export`, owner.accessToken)).status, 404)
+
+  const json = await head(origin, `/api/children/${child.id}/export`, viewer.accessToken)
+  t.equal(json.status, 200, 'a viewer\'s HEAD of a child export')
+  t.equal(json.headers['content-type'], 'application/json; charset=utf-8')
+  t.match(json.headers['content-disposition'], /\.json"/)
+  const fhir = await head(origin, `/api/children/${child.id}/export?format=fhir`, owner.accessToken)
+  t.equal(fhir.headers['content-type'], 'application/fhir+json; charset=utf-8')
+  t.match(fhir.headers['content-disposition'], /\.fhir\.json"/)
+  t.equal((await head(origin, `/api/children/${child.id}/export`, stranger.accessToken)).status, 403, 'a stranger: 403 on the child')
+  t.equal((await call(app, owner, `/api/children/${child.id}/export`)).headers['content-disposition'], json.headers['content-disposition'])
+
+  const entries = logs.map(line => JSON.parse(line))
+  t.same(entries.filter(entry => entry.level >= 50), [], 'no error is logged')
+  t.notOk(logs.some(line => line.includes('Premature close')))
 })
 
 t.test('the OpenAPI document describes both exports', async t => {

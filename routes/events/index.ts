@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { decodeCursor, type Cursor } from '../../lib/changes'
 import { errors, withDetails } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { STREAMS_PER_USER } from '../../plugins/change-events'
 import { createTicket, redeemTicket, sessionsStillActive, TICKET_TTL } from '../../sql/tickets'
+import { headersOnly, isHead } from '../head'
 import { EventStreamResponse, EventTicket, EventsHeaders, EventsQuery, IdParams, TicketBody } from './schemas'
 
 function badCursor (path: string, message: string): Error {
@@ -25,6 +26,10 @@ function resumeCursor (header: string | string[] | undefined, since: string | un
   if (cursor === null) throw badCursor(given.path, 'is not a cursor of this service')
   if (cursor.familyId !== familyId) throw badCursor(given.path, 'is a cursor of another family')
   return { cursor, path: given.path }
+}
+
+function streamHeaders (reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('x-accel-buffering', 'no').type('text/event-stream')
 }
 
 /**
@@ -86,7 +91,7 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Authenticated with a bearer token, or with `ticket` (see createEventTicket). Without `since` or Last-Event-ID, the changes committed after the stream opened; with one, every change after that cursor first, none lost and none twice. ' +
         'A cursor is refused (400) when it is malformed, of another family, or from before the family\'s data was restored; then read the changes feed again without `since`. ' +
         'A ticket is good once: a client that reconnects with a ticket asks for a new one and passes the last event\'s id as `since`. ' +
-        `At most ${STREAMS_PER_USER} streams per user are open at once on an instance (429 with Retry-After beyond). A client that leaves 1 MiB unread is cut off.`,
+        `At most ${STREAMS_PER_USER} streams per user are open at once on an instance (429 with Retry-After beyond). A client that leaves 1 MiB unread is cut off. HEAD answers the headers of a stream and opens none.`,
       security,
       params: IdParams,
       querystring: EventsQuery,
@@ -96,17 +101,14 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const { familyId, role } = request.scope
     const resume = resumeCursor(request.headers['last-event-id'], request.query.since, familyId)
+    if (isHead(request)) return headersOnly(streamHeaders(reply))
     const stream = await changeEvents.open(reply, { familyId, role, userId: request.user.id, sessionId: request.user.sessionId })
     if (resume !== null && resume.cursor.epoch !== stream.clock.epoch) {
       stream.cancel()
       throw badCursor(resume.path, 'is from before the family\'s data was restored: read the changes again without since')
     }
     stream.start(resume?.cursor.seq ?? stream.clock.seq)
-    return reply
-      .header('cache-control', 'no-store')
-      .header('x-accel-buffering', 'no')
-      .type('text/event-stream')
-      .send(stream.body)
+    return streamHeaders(reply).send(stream.body)
   })
 }
 

@@ -4,7 +4,7 @@ import { apiRow } from '../../lib/export/rows'
 import { streamedBundle, type Attachment, type Child as FhirChild, type Illness, type MedicalEvent, type Measurement, type Temperature, type Visit } from '../../lib/fhir'
 import { childGrowth } from '../../lib/growth/child'
 import type { GrowthTables } from '../../lib/growth/tables'
-import type { Tx } from '../../db/client'
+import type { Db, Tx } from '../../db/client'
 import { findChild } from '../../sql/children'
 import { attachmentBatches, attachmentTargets, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
 import { orderBy } from '../../sql/list'
@@ -26,8 +26,8 @@ export function exportHead (snapshot: Snapshot): ExportHead {
 }
 
 /** A child as its route answers it, or undefined when it is gone. */
-export async function readChild (tx: Tx, childId: number): Promise<ApiChild | undefined> {
-  const child = await findChild(tx, childId)
+export async function readChild (db: Db, childId: number): Promise<ApiChild | undefined> {
+  const child = await findChild(db, childId)
   return child === undefined ? undefined : apiRow(child)
 }
 

@@ -10,6 +10,7 @@ import { ConditionalRead, NotModified, errorResponses } from '../../lib/schemas'
 import { exportSnapshot, familyChildren, familyMemberNames, SNAPSHOT } from '../../sql/export'
 import { findFamily } from '../../sql/families'
 import { Growth, GrowthPoint, GrowthScore } from '../growth/schemas'
+import { headersOnly, isHead } from '../head'
 import { exportHead, readChild, writeChildBundle, writeChildDocument } from './child-records'
 import { spoolFamily, writeFamilyArchive } from './family-archive'
 import {
@@ -25,7 +26,7 @@ const OPEN_PER_USER = 2
 const FAIR_USE = 'An export is read from the database into a temporary file before anything is sent. ' +
   `Reading takes one of EXPORT_CONCURRENCY (default 4) slots shared by every user (at most ${OPEN_PER_USER} of them one user's), given back before the download starts; ` +
   `a user may have at most ${OPEN_PER_USER} exports open at once, downloads included. Beyond either, 429 with Retry-After. ` +
-  'A download that makes no progress for 60 s (DOWNLOAD_IDLE_TIMEOUT) is ended.'
+  'A download that makes no progress for 60 s (DOWNLOAD_IDLE_TIMEOUT) is ended. HEAD answers the headers of a GET and reads nothing.'
 
 interface Started {
   spool: Spool
@@ -104,6 +105,8 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     return download(reply, attachmentDisposition(name, 'family', day, '.zip'), 'application/zip')
   }
 
+  const today = (): string => new Date().toISOString().slice(0, 10)
+
   fastify.get('/api/children/:childId/export', {
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child' }),
     schema: {
@@ -120,6 +123,11 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const fhir = request.query.format === 'fhir'
     const childId = request.params.childId
+    if (isHead(request)) {
+      const child = await readChild(sql, childId)
+      if (child === undefined) throw new errors.notFound('Child')
+      return headersOnly(childDownload(reply, child.name, today(), fhir))
+    }
     const signal = disconnectSignal(reply)
     const { spool, built } = await begin(request, reply)
     const { head, child } = await sql.begin(SNAPSHOT, async tx => {
@@ -150,6 +158,11 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const familyId = request.scope.familyId
+    if (isHead(request)) {
+      const family = await findFamily(sql, request.user.id, familyId)
+      if (family === undefined) throw new errors.notFound('Family')
+      return headersOnly(familyDownload(reply, family.name, today()))
+    }
     const signal = disconnectSignal(reply)
     const { spool, built } = await begin(request, reply)
     const options = {
