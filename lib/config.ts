@@ -47,6 +47,10 @@ export interface Config {
   exportConcurrency: number
   /** A download that makes no progress for this long is ended, in milliseconds. */
   downloadIdleTimeout: number
+  /** Bytes a second an archive import's upload must bring over each window; 0 for no minimum. */
+  uploadMinRate: number
+  /** The window over which that rate is measured, the first one a grace, in milliseconds. */
+  uploadRateWindow: number
   /** PostgreSQL's statement_timeout on every connection, in milliseconds. */
   statementTimeout: number
   /** How long an idle keep-alive connection stays open, in milliseconds. */
@@ -273,6 +277,8 @@ export function loadConfig (env: Env = process.env): Config {
     bcryptCost: integer(env, 'BCRYPT_COST', 12, env.NODE_ENV === 'test' ? 4 : 10, 15),
     exportConcurrency: integer(env, 'EXPORT_CONCURRENCY', 4, 1, 1000),
     downloadIdleTimeout: integer(env, 'DOWNLOAD_IDLE_TIMEOUT', 60, 1, 3600) * 1000,
+    uploadMinRate: integer(env, 'UPLOAD_MIN_RATE', 10240, 0, Number.MAX_SAFE_INTEGER),
+    uploadRateWindow: integer(env, 'UPLOAD_RATE_WINDOW', 10, 1, 3600) * 1000,
     statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
     keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000,
     eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000

@@ -12,6 +12,7 @@ export const errors = {
   unauthorized: createError('UNAUTHORIZED', '%s', 401),
   forbidden: createError('FORBIDDEN', 'Access denied', 403),
   notFound: createError('NOT_FOUND', '%s not found', 404),
+  requestTimeout: createError('REQUEST_TIMEOUT', '%s', 408),
   conflict: createError('CONFLICT', '%s', 409),
   preconditionFailed: createError('PRECONDITION_FAILED', '%s', 412),
   payloadTooLarge: createError('PAYLOAD_TOO_LARGE', '%s', 413),

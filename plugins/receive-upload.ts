@@ -63,17 +63,57 @@ async function saveFile (stream: Readable & { truncated: boolean }, dir: string,
 }
 
 /**
+ * Calls `tooSlow` once when the socket brings fewer than `minRate` bytes a
+ * second over a window, the first window counted from now. Answers a
+ * function that stops watching.
+ */
+function watchRate (request: FastifyRequest, rules: UploadRules, tooSlow: () => void): () => void {
+  const socket = request.raw.socket
+  if (rules.minRate === 0 || typeof socket?.bytesRead !== 'number') return () => {}
+  const least = rules.minRate * rules.rateWindowMs / 1000
+  let last = socket.bytesRead
+  const timer = setInterval(() => {
+    if (socket.bytesRead - last < least) {
+      clearInterval(timer)
+      tooSlow()
+    }
+    last = socket.bytesRead
+  }, rules.rateWindowMs)
+  timer.unref()
+  return () => clearInterval(timer)
+}
+
+/** The parts of a body, until `stopped` rejects. */
+async function * partsUntil<T> (parts: AsyncIterable<T>, stopped: Promise<never>): AsyncGenerator<T> {
+  const iterator = parts[Symbol.asyncIterator]()
+  for (;;) {
+    const next = await Promise.race([iterator.next(), stopped])
+    if (next.done === true) return
+    yield next.value
+  }
+}
+
+/**
  * Reads a multipart body: one file in the field `file` and the allowed text
  * fields, in any order. The file is streamed to a temporary file in the target
  * directory and its type decided from its bytes. Whatever is refused (not
- * multipart, too large, a missing or second file, an unknown field, a type not
- * allowed) leaves nothing on disk.
+ * multipart, too large, too slow, a missing or second file, an unknown field,
+ * a type not allowed) leaves nothing on disk.
  */
 export async function receiveUpload (request: FastifyRequest, rules: UploadRules): Promise<Upload> {
   if (!request.isMultipart()) throw new errors.unsupportedMediaType('The request must be multipart/form-data')
   const fields: Record<string, string | number> = {}
   const seen = new Set<string>()
   let received: Received | undefined
+  let saving: Readable | null = null
+  let stop: (error: Error) => void = () => {}
+  const stopped = new Promise<never>((_resolve, reject) => { stop = reject })
+  stopped.catch(() => {})
+  const stopWatching = watchRate(request, rules, () => {
+    const error = new errors.requestTimeout(`The upload came slower than ${rules.minRate} bytes a second`)
+    saving?.destroy(error)
+    stop(error)
+  })
   try {
     const parts = request.parts({
       limits: {
@@ -85,7 +125,7 @@ export async function receiveUpload (request: FastifyRequest, rules: UploadRules
         headerPairs: 20
       }
     })
-    for await (const part of parts) {
+    for await (const part of partsUntil(parts, stopped)) {
       const name = part.fieldname
       if (part.type === 'file' ? name !== FILE_FIELD : !rules.fields.includes(name)) {
         if (name === FILE_FIELD) throw invalidBody('The field file must be a file')
@@ -96,7 +136,9 @@ export async function receiveUpload (request: FastifyRequest, rules: UploadRules
       if (seen.has(name)) throw invalidBody(`The field ${name} was sent twice`)
       seen.add(name)
       if (part.type === 'file') {
+        saving = part.file
         received = await saveFile(part.file, rules.dir, rules.maxSize)
+        saving = null
         received.fileName = part.filename
       } else {
         const value = convertField(part.value)
@@ -109,6 +151,8 @@ export async function receiveUpload (request: FastifyRequest, rules: UploadRules
     request.raw.unpipe()
     request.raw.resume()
     throw parseError(error, rules.maxSize)
+  } finally {
+    stopWatching()
   }
   if (received === undefined) throw invalidBody('The file is missing: send it in the field file')
 

@@ -7,6 +7,7 @@ import { sweepOrphans } from '../lib/files/sweep'
 import { ARCHIVE_TYPES, ATTACHMENT_TYPES, AVATAR_TYPES } from '../lib/files/types'
 import { LOCKS, whileLocked } from '../db/locks'
 import { ConfigError } from '../lib/config'
+import { errors } from '../lib/errors'
 import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 import { storedNamesInUse } from '../sql/attachments'
 import { avatarNamesInUse } from '../sql/children'
@@ -77,10 +78,14 @@ export default fp(async function uploads (fastify) {
     await settledWithin(sweeping, CLOSE_WAIT_MS)
   })
 
+  // Only an archive, up to MAX_IMPORT_SIZE, must keep a minimum rate: files and
+  // avatars are small, the 60 s body deadline bounds them, and a phone's short
+  // pause should not cost them.
+  const noMinimum = { minRate: 0, rateWindowMs: config.uploadRateWindow }
   const rules: Record<UploadKind, UploadRules> = {
-    attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ['visitId', 'measurementId', 'illnessId'] },
-    avatar: { dir: config.avatarDir, maxSize: config.maxFileSize, types: AVATAR_TYPES, fields: [] },
-    archive: { dir: config.uploadDir, maxSize: config.maxImportSize, types: ARCHIVE_TYPES, fields: [] }
+    attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ['visitId', 'measurementId', 'illnessId'], ...noMinimum },
+    avatar: { dir: config.avatarDir, maxSize: config.maxFileSize, types: AVATAR_TYPES, fields: [], ...noMinimum },
+    archive: { dir: config.uploadDir, maxSize: config.maxImportSize, types: ARCHIVE_TYPES, fields: [], minRate: config.uploadMinRate, rateWindowMs: config.uploadRateWindow }
   }
 
   fastify.decorateRequest('upload', null)
@@ -88,7 +93,11 @@ export default fp(async function uploads (fastify) {
   fastify.decorate('uploadHooks', function (kind: UploadKind): UploadHooks {
     return {
       async preValidation (request, reply) {
-        const received = await receiveUpload(request, rules[kind])
+        const received = await receiveUpload(request, rules[kind]).catch(error => {
+          // The rest of a body that came too slowly is not waited for.
+          if (error instanceof errors.requestTimeout) reply.header('connection', 'close')
+          throw error
+        })
         request.upload = received
         // The route may replace the upload (an avatar by its re-encoding): whatever it holds then goes.
         reply.raw.once('close', () => { if (request.upload !== null) void removeQuietly(request.upload.path) })

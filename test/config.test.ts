@@ -168,6 +168,17 @@ t.test('every other setting is read', async t => {
   t.equal(loadConfig({ ...PRODUCTION, TRUST_PROXY: '2' }).trustProxy, 2)
 })
 
+t.test('UPLOAD_MIN_RATE and UPLOAD_RATE_WINDOW: how slow an archive import\'s upload may be', async t => {
+  const defaults = loadConfig(PRODUCTION)
+  t.same([defaults.uploadMinRate, defaults.uploadRateWindow], [10240, 10_000], '10 KiB a second over each 10 s by default')
+  const set = loadConfig({ ...PRODUCTION, UPLOAD_MIN_RATE: '0', UPLOAD_RATE_WINDOW: '1' })
+  t.same([set.uploadMinRate, set.uploadRateWindow], [0, 1_000], '0 turns the minimum off; the window is in seconds')
+  refused(t, { ...PRODUCTION, UPLOAD_MIN_RATE: '-1' }, 'UPLOAD_MIN_RATE', /whole number/)
+  refused(t, { ...PRODUCTION, UPLOAD_MIN_RATE: '10 KiB' }, 'UPLOAD_MIN_RATE', /whole number/)
+  refused(t, { ...PRODUCTION, UPLOAD_RATE_WINDOW: '0' }, 'UPLOAD_RATE_WINDOW', /between 1 and 3600/)
+  refused(t, { ...PRODUCTION, UPLOAD_RATE_WINDOW: '3601' }, 'UPLOAD_RATE_WINDOW', /between 1 and 3600/)
+})
+
 t.test('EVENT_KEEPALIVE: seconds between the comments of an event stream', async t => {
   t.equal(loadConfig(PRODUCTION).eventKeepAlive, 25_000, '25 s by default')
   t.equal(loadConfig({ ...PRODUCTION, EVENT_KEEPALIVE: '1' }).eventKeepAlive, 1_000)

@@ -17,4 +17,7 @@ export interface UploadRules {
   types: readonly string[]
   /** The text fields allowed beside `file`. */
   fields: readonly string[]
+  /** Bytes a second the upload must bring over each window of `rateWindowMs`, the first one a grace; 0 for no minimum. */
+  minRate: number
+  rateWindowMs: number
 }

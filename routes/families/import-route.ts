@@ -36,29 +36,41 @@ const DESCRIPTION = [
   `The archive is checked whole before anything is written: every file's SHA-256 against the manifest, entry names (only those an export writes), at most ${MAX_ENTRIES} entries, at most ${MAX_RATIO} × its size unpacked, a schema version no newer than this service's, and every record by the rules of its POST.`,
   'Any problem is a 400 INVALID_ARCHIVE naming the first one found, with nothing written. Attachments whose files the export had listed as missing are left out.',
   'Avatars are decoded in the caller\'s share of the image pool, as uploaded ones are: while two images of the caller wait there, 429 with Retry-After.',
-  'One import runs at a time per user, and two in all: beyond that, 429 with Retry-After. Like every request body, the upload must arrive within 60 s.'
+  'A user may have one import open at once, from the first byte of its upload to the answer: a second is 429 with Retry-After before its upload is read.',
+  'Once the upload has arrived whole (to disk, at most MAX_IMPORT_SIZE bytes), the import takes one of two slots shared by every user; when both run, 429 with Retry-After.',
+  'Like every request body, the upload must arrive within 60 s, and it must keep UPLOAD_MIN_RATE (default 10240 bytes a second) over each UPLOAD_RATE_WINDOW (default 10 s, the first one a grace): a slower upload is ended with 408 REQUEST_TIMEOUT and nothing is kept of it.'
 ].join(' ')
 
 /** The archive import, in a scope of its own: only here is a ZIP accepted. */
 const importRoute: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
-  const slots = new ExportSlots(2, 1)
+  const open = new ExportSlots(Infinity, 1)
+  const running = new ExportSlots(2, 1)
   const upload = fastify.uploadHooks('archive')
   await fastify.register(multipart)
   fastify.addSchema(Imported)
 
-  /** Takes an import slot before the upload is read; it is given back when the answer is sent. */
-  async function takeSlot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  function take (slots: ExportSlots, request: FastifyRequest, reply: FastifyReply, message: string): void {
     const release = slots.take(request.user.id)
     if (release === null) {
       reply.header('retry-after', String(RETRY_AFTER))
-      throw new errors.rateLimited(`An import is already running; retry in ${RETRY_AFTER} seconds`)
+      throw new errors.rateLimited(`${message}; retry in ${RETRY_AFTER} seconds`)
     }
     reply.raw.once('close', release)
   }
 
+  /** Before the upload is read: one import of a user at a time, which refuses no one else. */
+  async function holdOpen (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    take(open, request, reply, 'An import of yours is already open')
+  }
+
+  /** Once the upload is whole on disk: an import slot, given back when the answer is sent. */
+  async function takeSlot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    take(running, request, reply, 'Two imports are already running')
+  }
+
   fastify.post('/api/families/import', {
-    preValidation: [takeSlot, upload.preValidation],
+    preValidation: [holdOpen, upload.preValidation, takeSlot],
     onSend: upload.onSend,
     schema: {
       operationId: 'importFamily',
@@ -68,7 +80,7 @@ const importRoute: FastifyPluginAsyncTypebox = async function (fastify) {
       security: [{ bearer: [] }],
       consumes: ['multipart/form-data'],
       body: ImportBody,
-      response: { 201: Type.Ref('FamilyImport'), ...errorResponses(400, 401, 403, 413, 415, 429) }
+      response: { 201: Type.Ref('FamilyImport'), 408: Type.Ref('Error', { description: 'The upload came slower than UPLOAD_MIN_RATE' }), ...errorResponses(400, 401, 403, 413, 415, 429) }
     }
   }, async (request, reply) => {
     const file = request.upload
