@@ -6,6 +6,7 @@ import configPlugin from './plugins/config'
 import type { Config } from './lib/config'
 import { logDestination } from './lib/log-destination'
 import errors, { JSON_BODY_LIMIT } from './plugins/errors'
+import { clientErrorHandler, frameworkErrors } from './plugins/client-errors'
 import validation, { buildValidator } from './plugins/validation'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
@@ -50,8 +51,6 @@ export interface AppOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9-]{1,64}$/
-export const HEADERS_TIMEOUT_MS = 10_000
-export const REQUEST_TIMEOUT_MS = 60_000
 
 /** Secrets never reach the logs, whatever the level. */
 export const REDACTED_PATHS = [
@@ -104,11 +103,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: JSON_BODY_LIMIT,
     // A client that trickles its request in must not hold a connection open:
-    // headers within 10 s, the whole request within 60 s, idle keep-alive
-    // connections closed after KEEP_ALIVE_TIMEOUT; checked every second.
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    // headers within HEADERS_TIMEOUT, the whole request within
+    // REQUEST_TIMEOUT, idle keep-alive connections closed after
+    // KEEP_ALIVE_TIMEOUT; checked every second.
+    requestTimeout: config.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeout,
-    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    http: { headersTimeout: config.headersTimeout, connectionsCheckingInterval: 1000 },
+    clientErrorHandler,
+    frameworkErrors: frameworkErrors(config.production),
     genReqId: request => {
       const given = request.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()

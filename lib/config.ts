@@ -55,6 +55,10 @@ export interface Config {
   statementTimeout: number
   /** How long an idle keep-alive connection stays open, in milliseconds. */
   keepAliveTimeout: number
+  /** How long a whole request (headers and body) may take to arrive, in milliseconds. */
+  requestTimeout: number
+  /** How long a request's headers may take to arrive, in milliseconds; never more than the request's. */
+  headersTimeout: number
   /** How often an open event stream gets a comment that keeps proxies from closing it, in milliseconds. */
   eventKeepAlive: number
 }
@@ -236,6 +240,14 @@ function redisUrl (env: Env): string | null {
   return raw
 }
 
+/** The time a whole request may take, and the time its headers may take: never more than the whole. */
+function requestTimeouts (env: Env): { requestTimeout: number, headersTimeout: number } {
+  const request = integer(env, 'REQUEST_TIMEOUT', 60, 1, 3600)
+  const headers = integer(env, 'HEADERS_TIMEOUT', Math.min(10, request), 1, 3600)
+  if (headers > request) throw new ConfigError('HEADERS_TIMEOUT', `must not be longer than REQUEST_TIMEOUT (${request}), got ${headers}`)
+  return { requestTimeout: request * 1000, headersTimeout: headers * 1000 }
+}
+
 function jwt (env: Env, production: boolean, dataDir: string) {
   const current = secrets(env, production, dataDir)
   return { ...current, ...previousSecrets(env, current) }
@@ -281,6 +293,7 @@ export function loadConfig (env: Env = process.env): Config {
     uploadRateWindow: integer(env, 'UPLOAD_RATE_WINDOW', 10, 1, 3600) * 1000,
     statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
     keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000,
+    ...requestTimeouts(env),
     eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000
   }
 }

@@ -16,8 +16,10 @@ export const errors = {
   conflict: createError('CONFLICT', '%s', 409),
   preconditionFailed: createError('PRECONDITION_FAILED', '%s', 412),
   payloadTooLarge: createError('PAYLOAD_TOO_LARGE', '%s', 413),
+  uriTooLong: createError('URI_TOO_LONG', '%s', 414),
   unsupportedMediaType: createError('UNSUPPORTED_MEDIA_TYPE', '%s', 415),
   rateLimited: createError('RATE_LIMITED', '%s', 429),
+  headersTooLarge: createError('HEADERS_TOO_LARGE', '%s', 431),
   serviceUnavailable: createError('SERVICE_UNAVAILABLE', '%s', 503),
   growthDataMissing: createError('GROWTH_DATA_MISSING', 'The WHO growth reference tables are not installed: put the nine table files in GROWTH_DATA_DIR, where they are picked up within seconds without a restart, or let the service download them at start from WHO (or GROWTH_DATA_URL)', 503),
   inviteInvalid: createError('INVITE_INVALID', 'The invite is not valid', 400),
@@ -33,6 +35,22 @@ export const errors = {
   lastAdmin: createError('LAST_ADMIN', '%s', 409),
   familyNotEmpty: createError('FAMILY_NOT_EMPTY', 'The family still has children', 409),
   alreadyMember: createError('ALREADY_MEMBER', '%s', 409)
+}
+
+/** The codes the error handler answers itself, beside the errors above. */
+const HANDLER_CODES: Array<[number, string]> = [[404, 'ROUTE_NOT_FOUND'], [500, 'INTERNAL_ERROR']]
+
+/** Every code an error body can carry, by status, for the documentation. */
+export function errorCodesByStatus (): Map<number, string[]> {
+  const byStatus = new Map<number, string[]>()
+  const own: Array<[number, string]> = Object.values(errors).map(OwnError => {
+    const error = new OwnError()
+    return [error.statusCode ?? 500, error.code]
+  })
+  for (const [status, code] of [...own, ...HANDLER_CODES].sort((a, b) => a[0] - b[0])) {
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+  }
+  return byStatus
 }
 
 export type ErrorDetails = Record<string, unknown>

@@ -1,4 +1,5 @@
 import { Type, type TOptional, type TSchema, type TProperties, type ObjectOptions, type StringOptions } from '@sinclair/typebox'
+import { errorCodesByStatus } from './errors'
 
 /** An id: an integer from 1 to 2147483647. */
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647 })
@@ -56,9 +57,11 @@ export function Name (max = 200) {
 /** Free text: at most 10,000 characters. */
 export const FreeText = Type.String({ maxLength: 10000 })
 
+const ERROR_CODES = [...errorCodesByStatus()].map(([status, codes]) => `${status} ${codes.join(', ')}`).join('; ')
+
 export const ErrorBody = Type.Object({
   error: Type.String(),
-  code: Type.String(),
+  code: Type.String({ description: `A stable machine code. By status: ${ERROR_CODES}` }),
   details: Type.Object({
     issues: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
     requestId: Type.Optional(Type.String())
@@ -72,11 +75,14 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing, invalid or expired token',
   403: 'Not allowed',
   404: 'Not found',
+  408: 'The request did not arrive within REQUEST_TIMEOUT',
   409: 'Conflict',
   412: 'The item changed since the version in If-Match; details.currentVersion is its version now',
   413: 'Too large',
+  414: 'A part of the URL\'s path is too long',
   415: 'Unsupported media type',
   429: 'Too many requests',
+  431: 'The URL and headers are larger than allowed',
   500: 'Unexpected failure',
   503: 'Database unavailable'
 }

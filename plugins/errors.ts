@@ -9,7 +9,6 @@ export const JSON_BODY_LIMIT = 1024 * 1024
 const MAX_ISSUES = 20
 export const DATABASE_UNAVAILABLE = 'The database is unavailable; try again shortly'
 
-/** Codes the service's own errors carry; they are answered as they are. */
 /** The codes the service answers as they are: its own errors', and those the handler sets itself. */
 const OWN_CODES = new Set([
   ...Object.values(errors).map(OwnError => new OwnError().code),
@@ -164,6 +163,10 @@ export function answerFor (error: AnyError, request: FastifyRequest, production:
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
       return { status: 400, body: { error: 'The multipart body has more parts than allowed', code: 'INVALID_BODY', details: {} } }
+    case 'FST_ERR_BAD_URL':
+      return { status: 400, body: { error: 'The request is not valid', code: 'VALIDATION_ERROR', details: { issues: [{ path: '/params', message: 'must be valid percent-encoded UTF-8' }] } } }
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { status: 414, body: { error: 'A part of the URL\'s path is too long', code: 'URI_TOO_LONG', details: {} } }
     case 'FST_PROTO_VIOLATION':
     case 'FST_INVALID_JSON_FIELD_ERROR':
       return { status: 400, body: { error: 'The multipart body is malformed', code: 'INVALID_BODY', details: {} } }

@@ -234,3 +234,17 @@ t.test('the settings of several instances and of the answer cache', async t => {
   refused(t, { ...PRODUCTION, RESPONSE_CACHE_MB: 'lots' }, 'RESPONSE_CACHE_MB', /RESPONSE_CACHE_MB must be a whole number/)
   refused(t, { ...PRODUCTION, RESPONSE_CACHE_MB: '-1' }, 'RESPONSE_CACHE_MB', /RESPONSE_CACHE_MB/)
 })
+
+t.test('REQUEST_TIMEOUT and HEADERS_TIMEOUT: seconds a request and its headers may take to arrive', async t => {
+  const defaults = loadConfig(PRODUCTION)
+  t.same([defaults.requestTimeout, defaults.headersTimeout], [60_000, 10_000], '60 s and 10 s by default')
+  const set = loadConfig({ ...PRODUCTION, REQUEST_TIMEOUT: '30', HEADERS_TIMEOUT: '5' })
+  t.same([set.requestTimeout, set.headersTimeout], [30_000, 5_000])
+  const short = loadConfig({ ...PRODUCTION, REQUEST_TIMEOUT: '4' })
+  t.same([short.requestTimeout, short.headersTimeout], [4_000, 4_000], 'the headers\' limit follows a shorter request limit')
+  t.equal(loadConfig({ ...PRODUCTION, HEADERS_TIMEOUT: '60' }).headersTimeout, 60_000, 'the headers may take the whole request\'s time')
+  refused(t, { ...PRODUCTION, REQUEST_TIMEOUT: '0' }, 'REQUEST_TIMEOUT', /between 1 and 3600/)
+  refused(t, { ...PRODUCTION, REQUEST_TIMEOUT: 'a minute' }, 'REQUEST_TIMEOUT', /whole number/)
+  refused(t, { ...PRODUCTION, HEADERS_TIMEOUT: '0' }, 'HEADERS_TIMEOUT', /between 1 and 3600/)
+  refused(t, { ...PRODUCTION, REQUEST_TIMEOUT: '5', HEADERS_TIMEOUT: '10' }, 'HEADERS_TIMEOUT', /not be longer than REQUEST_TIMEOUT \(5\)/)
+})
