@@ -4,6 +4,13 @@ import { errorCodesByStatus } from './errors'
 /** An id: an integer from 1 to 2147483647. */
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647 })
 
+/** An integer as text (a path, a query string, a multipart field): decimal digits, a minus at most, no leading zero. */
+export const DECIMAL_INTEGER = /^(0|-?[1-9][0-9]*)$/
+
+/** The dates and times the database holds and gives back as they were sent: years 0001 to 9999. */
+export const FIRST_YEAR = 1
+export const LAST_YEAR = 9999
+
 /** A calendar date, YYYY-MM-DD, that exists. */
 /** The pattern of a date, beside its format: validation messages name it in words. */
 export const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$'

@@ -53,6 +53,9 @@ interface Answer {
 type AnyError = FastifyError & {
   details?: Record<string, unknown>
   severity?: string
+  /** PostgreSQL's column and detail, when it gives them. */
+  column_name?: string
+  detail?: string
   errno?: string
   validationContext?: string
   cause?: unknown
@@ -110,7 +113,43 @@ function mebibytes (bytes: number): string {
   return `${Math.round(bytes / 1024 / 1024 * 100) / 100} MiB`
 }
 
-function fromPostgres (error: AnyError): Answer | null {
+/** What PostgreSQL refused, in words, by its error code. */
+const REFUSALS: Record<string, string> = {
+  '22001': 'a text is longer than the database holds',
+  '22003': 'a number is out of the range the database holds',
+  '22007': 'a date or time is not valid',
+  '22008': 'a date or time is out of the range the database holds',
+  '22021': 'a text holds a character the database cannot store',
+  '22P02': 'a value is not valid for its field',
+  '22P05': 'a text holds a character the database cannot store',
+  '23502': 'is required',
+  '23503': 'names a record that does not exist',
+  '23514': 'a value breaks a rule of the database'
+}
+
+function camelCase (column: string): string {
+  return column.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase())
+}
+
+/**
+ * The one issue of a value the database refused: the field, when PostgreSQL
+ * names its column (or a foreign key's); otherwise the request part, saying
+ * what was refused.
+ */
+function refusalIssue (error: AnyError, request: FastifyRequest): Issue {
+  const code = String(error.code)
+  const part = request.body !== undefined && request.body !== null ? 'body' : 'query'
+  const column = error.column_name ?? /^Key \(([a-z0-9_]+)\)=/.exec(error.detail ?? '')?.[1]
+  const refused = REFUSALS[code] ?? `a value is not allowed (${code})`
+  if (column === undefined) return { path: `/${part}`, message: refused }
+  return { path: `/${part}/${camelCase(column)}`, message: code.startsWith('22') || code === '23514' ? 'is not allowed by the database' : refused }
+}
+
+function refused (error: AnyError, request: FastifyRequest, message: string): Answer {
+  return { status: 400, body: { error: message, code: 'VALIDATION_ERROR', details: { issues: [refusalIssue(error, request)] } } }
+}
+
+function fromPostgres (error: AnyError, request: FastifyRequest): Answer | null {
   const code = String(error.code ?? '')
   if (error.name !== 'PostgresError' && error.severity === undefined) return null
   if (code === '23505') {
@@ -118,14 +157,14 @@ function fromPostgres (error: AnyError): Answer | null {
   }
   if (code === '23503') {
     return error.message.startsWith('insert or update')
-      ? { status: 400, body: { error: 'A referenced record does not exist', code: 'VALIDATION_ERROR', details: { issues: [] } } }
+      ? refused(error, request, 'A referenced record does not exist')
       : { status: 409, body: { error: 'The record is still referenced by other records', code: 'CONFLICT', details: {} } }
   }
   if (code === '40001' || code === '40P01') {
     return { status: 409, body: { error: 'The request conflicted with another one; try again', code: 'CONFLICT', details: {} } }
   }
   if (code.startsWith('23') || code.startsWith('22')) {
-    return { status: 400, body: { error: 'A value is out of range or not allowed', code: 'VALIDATION_ERROR', details: { issues: [] } } }
+    return refused(error, request, 'A value is out of range or not allowed')
   }
   return null
 }
@@ -174,7 +213,7 @@ export function answerFor (error: AnyError, request: FastifyRequest, production:
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return { status: 400, body: { error: 'The body is not valid JSON', code: 'INVALID_BODY', details: {} } }
   }
-  const pg = fromPostgres(error)
+  const pg = fromPostgres(error, request)
   if (pg !== null) return pg
   if (isUnreachable(error)) {
     return { status: 503, body: { error: DATABASE_UNAVAILABLE, code: 'SERVICE_UNAVAILABLE', details: {} } }

@@ -5,6 +5,7 @@ import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { errors, withDetails } from '../lib/errors'
+import { DECIMAL_INTEGER } from '../lib/schemas'
 import { cleanFileName, temporaryName } from '../lib/files/names'
 import { removeQuietly } from '../lib/files/store'
 import { detectType } from '../lib/files/types'
@@ -24,12 +25,28 @@ function invalidBody (message: string): Error {
   return new errors.invalidBody(message)
 }
 
-/** A text field as a query parameter would be: trimmed, empty means absent, numbers become numbers. */
-function convertField (value: unknown): string | number | undefined {
-  const text = String(value).trim()
+type FieldSchema = { type?: unknown } | undefined
+
+function takes (schema: FieldSchema, type: string): boolean {
+  return schema?.type === type || (Array.isArray(schema?.type) && schema.type.includes(type))
+}
+
+/**
+ * A text field as a query parameter would be, by the body's schema: empty
+ * means absent; an integer field becomes a number only when written in plain
+ * decimal digits (otherwise the text stays, and validation names the field),
+ * a number field when it reads as one; anything else is trimmed text.
+ */
+function convertField (value: unknown, schema: FieldSchema): string | number | undefined {
+  const raw = String(value)
+  const text = raw.trim()
   if (text === '') return undefined
-  const number = Number(text)
-  return Number.isFinite(number) ? number : text
+  if (takes(schema, 'integer')) return DECIMAL_INTEGER.test(raw) ? Number(raw) : raw
+  if (takes(schema, 'number')) {
+    const number = Number(text)
+    return Number.isFinite(number) ? number : text
+  }
+  return text
 }
 
 function tooLarge (maxSize: number): Error {
@@ -103,6 +120,7 @@ async function * partsUntil<T> (parts: AsyncIterable<T>, stopped: Promise<never>
 export async function receiveUpload (request: FastifyRequest, rules: UploadRules): Promise<Upload> {
   if (!request.isMultipart()) throw new errors.unsupportedMediaType('The request must be multipart/form-data')
   const fields: Record<string, string | number> = {}
+  const fieldSchemas = ((request.routeOptions.schema?.body as { properties?: Record<string, FieldSchema> } | undefined)?.properties) ?? {}
   const seen = new Set<string>()
   let received: Received | undefined
   let saving: Readable | null = null
@@ -141,7 +159,7 @@ export async function receiveUpload (request: FastifyRequest, rules: UploadRules
         saving = null
         received.fileName = part.filename
       } else {
-        const value = convertField(part.value)
+        const value = convertField(part.value, fieldSchemas[name])
         if (value !== undefined) fields[name] = value
       }
     }

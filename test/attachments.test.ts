@@ -141,8 +141,8 @@ t.test('the multipart body: one file in field file, known fields in any order, c
   const png = await image('png')
   const visit = (await call(app, owner, 'POST', `/api/children/${child.id}/visits`, { date: '2023-01-10', type: 'sick' })).json()
 
-  const before = await upload(app, owner, child.id, [{ name: 'visitId', value: ` ${visit.id} ` }, file(png), { name: 'illnessId', value: '' }])
-  t.equal(before.statusCode, 201, 'fields before the file, trimmed, an empty one absent')
+  const before = await upload(app, owner, child.id, [{ name: 'visitId', value: String(visit.id) }, file(png), { name: 'illnessId', value: ' ' }])
+  t.equal(before.statusCode, 201, 'fields before the file, an empty one absent')
   t.match(before.json(), { visitId: visit.id, illnessId: null })
   const after = await upload(app, owner, child.id, [file(png), { name: 'visitId', value: String(visit.id) }])
   t.equal(after.statusCode, 201, 'fields after the file')
@@ -164,6 +164,8 @@ t.test('the multipart body: one file in field file, known fields in any order, c
     ['a word for an id', [file(png), { name: 'visitId', value: 'abc' }], 'VALIDATION_ERROR'],
     ['zero', [file(png), { name: 'measurementId', value: '0' }], 'VALIDATION_ERROR'],
     ['a fraction', [file(png), { name: 'illnessId', value: '1.5' }], 'VALIDATION_ERROR'],
+    ['an id with spaces', [file(png), { name: 'visitId', value: ` ${visit.id} ` }], 'VALIDATION_ERROR'],
+    ['an id in hexadecimal', [file(png), { name: 'visitId', value: '0x1' }], 'VALIDATION_ERROR'],
     ['an id out of range', [file(png), { name: 'visitId', value: '2147483648' }], 'VALIDATION_ERROR']
   ]
   for (const [label, parts, code] of invalid) {

@@ -36,6 +36,16 @@ function routes (app: App): void {
     await app.sql`insert into family_members (family_id, user_id, role) values (999, 999, 'owner')`
     return {}
   })
+  // Values the database refuses, sent past any schema: what a schema misses must still name something.
+  app.post('/api/test/raw-family', async request => {
+    const { name } = request.body as { name: string | null }
+    const [row] = await app.sql`insert into families (name) values (${name}) returning id`
+    return row
+  })
+  app.get('/api/test/raw-date', async request => {
+    const [row] = await app.sql`select ${(request.query as { on: string }).on}::date as on`
+    return row
+  })
   app.get('/api/test/crash', async () => { throw new Error('secret cause at /srv/app/file.ts:12') })
   app.get('/api/test/unauthorized', async () => { throw new errors.unauthorized('Missing token') })
   app.get('/api/test/not-found', async () => { throw new errors.notFound('Child') })
@@ -199,6 +209,23 @@ t.test('PostgreSQL constraint errors become 400 and 409', async t => {
   const foreign = await app.inject({ method: 'POST', url: '/api/test/orphan' })
   t.equal(foreign.statusCode, 400, 'a missing referenced row is a 400')
   isErrorBody(t, foreign.json(), 'VALIDATION_ERROR')
+})
+
+t.test('a value the database refuses names its field, or says what was refused: never an empty list', async t => {
+  const app = await build(t, { routes })
+  const check = await app.inject({ method: 'POST', url: '/api/test/families', payload: { name: '' } })
+  t.same(check.json().details.issues, [{ path: '/body', message: 'a value breaks a rule of the database' }], 'a check without a column')
+  const missing = await app.inject({ method: 'POST', url: '/api/test/raw-family', payload: { name: null } })
+  t.equal(missing.statusCode, 400)
+  t.same(missing.json().details.issues, [{ path: '/body/name', message: 'is required' }], 'a not-null column by its name')
+  const nul = await app.inject({ method: 'POST', url: '/api/test/raw-family', payload: { name: 'a\u0000b' } })
+  t.equal(nul.statusCode, 400)
+  t.same(nul.json().details.issues, [{ path: '/body', message: 'a text holds a character the database cannot store' }], 'a NUL character')
+  const date = await app.inject({ method: 'GET', url: '/api/test/raw-date?on=0000-01-01' })
+  t.equal(date.statusCode, 400)
+  t.same(date.json().details.issues, [{ path: '/query', message: 'a date or time is out of the range the database holds' }], 'a year the database cannot hold')
+  const foreign = await app.inject({ method: 'POST', url: '/api/test/orphan', payload: {} })
+  t.same(foreign.json().details.issues, [{ path: '/body/familyId', message: 'names a record that does not exist' }], 'a foreign key by its column')
 })
 
 t.test('an unreachable database is a 503 with Retry-After', async t => {

@@ -53,7 +53,7 @@ t.test('hostile and broken archives are refused, naming the problem, with nothin
     ['a temperature reading out of range', await rebuilt(archive, (_found, _manifest, family) => { family.children[0].temperatures[0].temperatureC = 45 }), /children\[0\]\.temperatures\[0\]: temperatureC must be <= 43/],
     ['a link to a visit the child does not have', await rebuilt(archive, (_found, _manifest, family) => { family.children[0].illnesses[0].visitId = 777777 }), /visitId names no record of the child/],
     ['a file whose bytes are not its type', await rebuilt(archive, found => { found.set(someFile, Buffer.from('<html><script>alert(1)</script></html>')) }), /content of files\/.* is not an accepted type \(image\/jpeg, .*application\/pdf\)/],
-    ['a text the database cannot hold', await rebuilt(archive, (_found, _manifest, family) => { family.children[1].attachments[0].fileName = 'bad\u0000name.pdf' }), /the database refuses/],
+    ['a text the database cannot hold', await rebuilt(archive, (_found, _manifest, family) => { family.children[1].attachments[0].fileName = 'bad\u0000name.pdf' }), /family\.json: children\[1\]\.attachments\[0\]: fileName must not contain a NUL character/],
     ['family.json of another schema version than the manifest', await rebuilt(archive, (_found, _manifest, family) => { family.schemaVersion = '00000000-000000-base-schema.sql' }), /different schema versions/]
   ]
   const before = await footprint(app)
