@@ -7,6 +7,7 @@ import type { Config } from './lib/config'
 import { logDestination } from './lib/log-destination'
 import errors, { JSON_BODY_LIMIT } from './plugins/errors'
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors'
+import { withoutStoredNames } from './lib/files/names'
 import validation, { buildValidator } from './plugins/validation'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
@@ -61,11 +62,12 @@ export const REDACTED_PATHS = [
 ]
 
 const CALENDAR_PATH = /^\/+api\/+calendar\//i
+const FILE_PATH = /^\/+(uploads|avatars)\//i
 
 /**
- * A URL as the logs show it: a ticket in the query string and a calendar
- * feed's token in the path are credentials, and are left out. The path is
- * decoded first, since the router decodes it too.
+ * A URL as the logs show it: a ticket in the query string, a calendar feed's
+ * token and a stored file's name in the path are credentials, and are left
+ * out. The path is decoded first, since the router decodes it too.
  */
 function loggedUrl (url: string): string {
   const at = url.indexOf('?')
@@ -75,7 +77,10 @@ function loggedUrl (url: string): string {
   try {
     decoded = decodeURIComponent(path)
   } catch {}
-  return (CALENDAR_PATH.test(decoded) ? '/api/calendar/[redacted].ics' : path) + query
+  if (CALENDAR_PATH.test(decoded)) return '/api/calendar/[redacted].ics' + query
+  const file = FILE_PATH.exec(decoded)
+  if (file !== null) return `/${file[1].toLowerCase()}/[redacted]` + query
+  return path + query
 }
 
 /** A request as the logs show it. */
@@ -97,6 +102,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       serializers: { req: loggedRequest },
+      // A stored file's name is its address: no log line carries one, whatever logged it.
+      hooks: { streamWrite: withoutStoredNames },
       ...(options.logStream !== undefined ? { stream: options.logStream } : logDestination(config.production))
     },
     // A hop count is valid for proxy-addr, though Fastify's types only name the other forms.

@@ -65,7 +65,8 @@ export default fp(async function uploads (fastify) {
           return
         }
         const [uploads, avatars] = outcome.result
-        if (uploads.length + avatars.length > 0) fastify.log.warn({ uploads, avatars }, 'removed files left without their rows')
+        // Counts only: a stored name is the file's address.
+        if (uploads.length + avatars.length > 0) fastify.log.warn({ uploads: uploads.length, avatars: avatars.length }, 'removed files left without their rows')
       },
       error => {
         if (closing) fastify.log.info({ err: error }, 'the sweep of orphaned files stopped with the service')

@@ -1,8 +1,22 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { Secret, StrictObject } from '../lib/schemas'
+import sharp from 'sharp'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { build, tempDir, type App } from './helper'
+import { build, call, register, tempDir, type App } from './helper'
+import { file, form } from './multipart'
+
+async function until (check: () => boolean, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (check()) return true
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  return check()
+}
 
 const SECRETS = ['Bearer-secret-token-123', 'hunter2-password', 'refresh-secret-456']
 
@@ -102,4 +116,54 @@ t.test('a calendar feed\'s token in a URL never reaches the logs', async t => {
   t.ok(logs.some(line => line.includes('"/api/calendar/[redacted].ics"')), 'the request is logged without it')
   t.ok(logs.some(line => line.includes('"/api/calendar/[redacted].ics?x=1"')), 'the query string is kept')
   t.notOk(logs.some(line => line.includes('a-feed-token')), 'the token is in no line')
+})
+
+t.test('a stored file\'s address reaches no log line, at any level', async t => {
+  const logs: string[] = []
+  const files = tempDir(t, 'child-health-log-')
+  const uploadDir = path.join(files, 'uploads')
+  const avatarDir = path.join(files, 'avatars')
+  mkdirSync(uploadDir, { recursive: true })
+  const orphan = `${randomBytes(16).toString('hex')}.pdf`
+  writeFileSync(path.join(uploadDir, orphan), '%PDF-1.4\n')
+  const anHourAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+  utimesSync(path.join(uploadDir, orphan), anHourAgo, anHourAgo)
+
+  const app = await build(t, {
+    logs,
+    env: { LOG_LEVEL: 'info', REGISTRATION: 'open', UPLOAD_DIR: uploadDir, AVATAR_DIR: avatarDir },
+    routes: app => app.get('/api/test/stored-file-failure', async () => {
+      await readFile(path.join(uploadDir, `${'ab'.repeat(16)}.png`))
+    })
+  })
+  const swept = await until(() => logs.some(line => line.includes('removed files left without their rows')))
+  t.ok(swept, 'the sweep removed the orphan')
+  const sweepLine = JSON.parse(logs.find(line => line.includes('removed files left without their rows')) as string)
+  t.equal(sweepLine.uploads, 1, 'the sweep logs how many files it removed')
+  t.equal(sweepLine.avatars, 0)
+
+  const owner = await register(app)
+  const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female' })).json()
+  const pdf = form([file(Buffer.from('%PDF-1.4\n1 0 obj << >> endobj\n%%EOF\n'), 'scan.pdf', 'application/pdf')])
+  const attachment = (await call(app, owner, 'POST', `/api/children/${child.id}/attachments`, pdf.payload, pdf.headers)).json()
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'teal' } }).png().toBuffer()
+  const image = form([file(png, 'me.png', 'image/png')])
+  const { avatarUrl } = (await call(app, owner, 'POST', `/api/children/${child.id}/avatar`, image.payload, image.headers)).json()
+  const names = [orphan, attachment.url.split('/').pop(), avatarUrl.split('/').pop()]
+
+  const stored = attachment.url.split('/').pop() as string
+  const encoded = `/uploads/%${stored.charCodeAt(0).toString(16)}${stored.slice(1)}`
+  for (const url of [attachment.url, avatarUrl, `${attachment.url}?download=1`, encoded, `/UPLOADS/${stored}`, `${avatarUrl}x`]) {
+    await app.inject({ method: 'GET', url })
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/api/test/stored-file-failure' })).statusCode, 500)
+  t.equal((await call(app, owner, 'DELETE', `/api/attachments/${attachment.id}`)).statusCode, 204)
+
+  t.ok(logs.some(line => line.includes('"/uploads/[redacted]"')), 'file requests are logged without the name')
+  t.ok(logs.some(line => line.includes('"/avatars/[redacted]"')))
+  t.ok(logs.some(line => line.includes('"/uploads/[redacted]?download=1"')), 'the query string is kept')
+  t.ok(logs.some(line => line.includes('request failed') && line.includes('[stored file]')), 'an error naming a stored file is logged without its name')
+  for (const name of [...names, 'ab'.repeat(16)]) {
+    t.notOk(logs.some(line => line.includes(name.split('.')[0])), `${name} is in no line`)
+  }
 })

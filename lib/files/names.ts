@@ -34,3 +34,10 @@ export function cleanFileName (raw: string | undefined, ext: string, now = new D
   if (cleaned === '' || cleaned === '.' || cleaned === '..' || cleaned === 'blob') return `attachment-${now.toISOString().slice(0, 10)}.${ext}`
   return cleaned
 }
+
+const STORED_NAME_IN_TEXT = /\b[0-9a-f]{32}\.[a-z0-9]{1,8}\b/g
+
+/** Text with every stored name in it replaced: a stored name is a file's address. */
+export function withoutStoredNames (text: string): string {
+  return text.replace(STORED_NAME_IN_TEXT, '[stored file]')
+}

@@ -119,7 +119,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const files = await sql.begin(tx => deleteFamilyWithContents(tx, request.params.id))
     if (files === undefined) throw new errors.notFound('Family')
     const left = await removeStoredFiles(config, files)
-    if (left.length > 0) request.log.warn({ files: left }, 'stored files could not be removed')
+    if (left.length > 0) request.log.warn({ files: left.length }, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

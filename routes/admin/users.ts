@@ -164,7 +164,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       return names
     })
     const left = await removeStoredFiles(config, files)
-    if (left.length > 0) request.log.warn({ files: left }, 'stored files could not be removed')
+    if (left.length > 0) request.log.warn({ files: left.length }, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

@@ -79,7 +79,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       throw preconditionFailed(version)
     })
     const left = await removeStoredFiles(config, { attachments: [storedName] })
-    if (left.length > 0) request.log.warn({ files: left }, 'the file of a deleted attachment could not be removed')
+    if (left.length > 0) request.log.warn({ files: left.length }, 'the file of a deleted attachment could not be removed')
     return reply.code(204).send(null)
   })
 

@@ -194,7 +194,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       return deleteChild(tx, id)
     })
     const left = await removeStoredFiles(config, files)
-    if (left.length > 0) request.log.warn({ files: left }, 'stored files of a deleted child could not be removed')
+    if (left.length > 0) request.log.warn({ files: left.length }, 'stored files of a deleted child could not be removed')
     return reply.code(204).send(null)
   })
 
