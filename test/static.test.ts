@@ -73,6 +73,42 @@ t.test('stored files are served by name, with their type and the cache and secur
   t.equal(res.headers['cache-control'], 'private, max-age=31536000, immutable')
 })
 
+/** A PDF that runs JavaScript when opened and carries an HTML file. */
+const ACTIVE_PDF = Buffer.from([
+  '%PDF-1.7',
+  '1 0 obj << /Type /Catalog /Pages 2 0 R /OpenAction 3 0 R /Names << /EmbeddedFiles << /Names [(page.html) 4 0 R] >> >> >> endobj',
+  '2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj',
+  '3 0 obj << /S /JavaScript /JS (app.alert\\(document.cookie\\)) >> endobj',
+  '4 0 obj << /Type /Filespec /F (page.html) /EF << /F 5 0 R >> >> endobj',
+  '5 0 obj << /Type /EmbeddedFile /Subtype /text#2Fhtml /Length 52 >> stream',
+  '<html><script>fetch("/api/me")</script></html>',
+  'endstream endobj',
+  'trailer << /Root 1 0 R >>',
+  '%%EOF',
+  ''
+].join('\n'))
+
+t.test('stored files are served in a sandbox: nothing in them runs on the service\'s origin', async t => {
+  const { app, owner, child, files, avatar } = await setup(t)
+  const active = await post(app, owner, `/api/children/${child.id}/attachments`, ACTIVE_PDF, 'active.pdf', 'application/pdf')
+  const sandbox = "default-src 'none'; sandbox"
+  for (const url of [active.url, files.png.attachment.url, files.pdf.attachment.url, avatar]) {
+    const res = await app.inject({ method: 'GET', url })
+    t.equal(res.statusCode, 200, url)
+    t.equal(res.headers['content-security-policy'], sandbox, 'in a sandbox, with nothing allowed')
+    t.equal(res.headers['x-content-type-options'], 'nosniff')
+  }
+  const head = await app.inject({ method: 'HEAD', url: active.url })
+  t.equal(head.headers['content-security-policy'], sandbox, 'HEAD says the same')
+  for (const url of ['/uploads/0123456789abcdef0123456789abcdef.pdf', '/avatars/missing.webp', '/uploads/a/b']) {
+    const res = await app.inject({ method: 'GET', url })
+    t.equal(res.statusCode, 404, url)
+    t.equal(res.headers['content-security-policy'], sandbox, 'a missing file\'s answer too')
+  }
+  const api = await app.inject({ method: 'GET', url: '/api/health' })
+  t.not(api.headers['content-security-policy'], sandbox, 'the API keeps helmet\'s policy')
+})
+
 t.test('a file is shown under the name it was uploaded with', async t => {
   const { app, owner, child, avatar } = await setup(t)
   const cases: Array<[string, string]> = [
