@@ -1,37 +1,52 @@
 import { present, type ChangeKind } from './kinds'
 
 /**
- * A position in a family's changes. The epoch changes when a restore replaces
- * the family's data, so a cursor of the old data is refused rather than
- * silently skipping what the restore changed.
+ * A position in a family's changes: the transaction that wrote a change and
+ * its number, the order the feed reads them in. The epoch changes when a
+ * restore replaces the family's data, so a cursor of the old data is refused
+ * rather than silently skipping what the restore changed.
  */
-export interface Cursor {
-  familyId: number
-  epoch: string
+export interface Position {
+  xid: number
   seq: number
 }
 
-const CURSOR = /^([1-9]\d{0,9})\.([0-9a-f]{1,32})\.(0|[1-9]\d{0,15})$/
+export interface Cursor extends Position {
+  familyId: number
+  epoch: string
+}
+
+/** Before any change. */
+export const START: Position = { xid: 0, seq: 0 }
+
+const NUMBER = '(0|[1-9]\\d{0,15})'
+/** `family.epoch.xid.seq`; cursors written before changes carried their transaction have no xid, which is then 0. */
+const CURSOR = new RegExp(`^([1-9]\\d{0,9})\\.([0-9a-f]{1,32})(?:\\.${NUMBER})?\\.${NUMBER}$`)
 
 export function encodeCursor (cursor: Cursor): string {
-  return Buffer.from(`${cursor.familyId}.${cursor.epoch}.${cursor.seq}`).toString('base64url')
+  return Buffer.from(`${cursor.familyId}.${cursor.epoch}.${cursor.xid}.${cursor.seq}`).toString('base64url')
 }
 
 /** The cursor a string names, or null when it is not one. */
 export function decodeCursor (text: string): Cursor | null {
-  if (!/^[A-Za-z0-9_-]{1,80}$/.test(text)) return null
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(text)) return null
   const match = CURSOR.exec(Buffer.from(text, 'base64url').toString('utf8'))
   if (match === null) return null
   const familyId = Number(match[1])
-  const seq = Number(match[3])
-  if (familyId > 2147483647 || !Number.isSafeInteger(seq)) return null
-  return { familyId, epoch: match[2], seq }
+  const xid = Number(match[3] ?? 0)
+  const seq = Number(match[4])
+  if (familyId > 2147483647 || !Number.isSafeInteger(seq) || !Number.isSafeInteger(xid)) return null
+  return { familyId, epoch: match[2], xid, seq }
+}
+
+/** Whether a change comes after a position. */
+export function isAfter (change: Position, position: Position): boolean {
+  return change.xid > position.xid || (change.xid === position.xid && change.seq > position.seq)
 }
 
 /** A change as the change log keeps it. */
-export interface StoredChange {
+export interface StoredChange extends Position {
   familyId: number
-  seq: number
   kind: ChangeKind
   recordId: number
   childId: number | null
@@ -63,7 +78,7 @@ export function presentChange (change: StoredChange, epoch: string, readerRole: 
   let record = change.record === null ? null : present(change.kind, change.record)
   if (record !== null && change.kind === 'family') record = { ...record, role: readerRole }
   return {
-    cursor: encodeCursor({ familyId: change.familyId, epoch, seq: change.seq }),
+    cursor: encodeCursor({ familyId: change.familyId, epoch, xid: change.xid, seq: change.seq }),
     kind: change.kind,
     id: change.recordId,
     childId: change.childId,

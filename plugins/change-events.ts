@@ -2,11 +2,11 @@ import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import { PassThrough, type Readable } from 'node:stream'
-import { presentChange, type StoredChange } from '../lib/changes'
+import { isAfter, presentChange, START, type Position, type StoredChange } from '../lib/changes'
 import { errors } from '../lib/errors'
 import type { FamilyRole } from '../lib/roles'
 import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
-import { changesAfter, familyClock, familyClocks, type Clock } from '../sql/changes'
+import { changesAfter, changesHeldBack, familyClock, familyPositions, type Clock } from '../sql/changes'
 import { isMember } from '../sql/families'
 import { sessionsStillActive } from '../sql/tickets'
 
@@ -22,8 +22,10 @@ const BATCH = 100
 const RETRY_MS = 1000
 /** Writes committed within this time are announced to every instance in one NOTIFY. */
 const ANNOUNCE_EVERY_MS = 10
-/** How often the clocks of the families streamed here are read, for writes nobody announced. */
+/** How often the families streamed here are read, for writes nobody announced. */
 const POLL_EVERY_MS = 2000
+/** How soon a family is read again while an older transaction holds its committed changes back. */
+const HELD_BACK_MS = 100
 
 /** Who listens, to which family. */
 export interface Holder {
@@ -34,12 +36,14 @@ export interface Holder {
 }
 
 export interface EventStream {
-  /** Where the family's changes stood once the stream was registered. */
+  /** The family's epoch and version once the stream was registered. */
   clock: Clock
+  /** The last of the family's changes that could be read in order then. */
+  position: Position
   /** The response body: `text/event-stream`. */
   body: Readable
-  /** Sends every change after `afterSeq`, then each new one as it commits. */
-  start: (afterSeq: number) => void
+  /** Sends every change after `after`, then each new one as it can be read in order. */
+  start: (after: Position) => void
   /** Gives the stream up before it was answered. */
   cancel: () => void
 }
@@ -69,7 +73,7 @@ interface Listener extends Holder {
   log: FastifyBaseLogger
   epoch: string
   /** The last change sent. */
-  lastSeq: number
+  last: Position
   /** Caught up: the family's reads deliver to it. */
   live: boolean
   ended: boolean
@@ -167,11 +171,11 @@ export default fp(async function changeEvents (fastify) {
 
   /** Sends one change, unless the stream has it; the user's own removal is the last thing it gets. */
   function send (listener: Listener, row: StoredChange): void {
-    if (listener.ended || row.seq <= listener.lastSeq) return
+    if (listener.ended || !isAfter(row, listener.last)) return
     const own = row.kind === 'member' && row.recordId === listener.userId
     const role = row.record?.role
     if (own && row.op !== 'deleted' && typeof role === 'string') listener.role = role as FamilyRole
-    listener.lastSeq = row.seq
+    listener.last = { xid: row.xid, seq: row.seq }
     write(listener, event(presentChange(row, listener.epoch, listener.role)))
     if (own && row.op === 'deleted') finish(listener, 'the member was removed')
   }
@@ -199,7 +203,7 @@ export default fp(async function changeEvents (fastify) {
   async function catchUp (listener: Listener): Promise<void> {
     try {
       for (;;) {
-        const rows = await changesAfter(sql, listener.familyId, listener.lastSeq, BATCH)
+        const rows = await changesAfter(sql, listener.familyId, listener.last, BATCH)
         if (cutIfUnread(listener)) return
         for (const row of rows) {
           send(listener, row)
@@ -229,16 +233,18 @@ export default fp(async function changeEvents (fastify) {
     }
     const live = [...family.listeners].filter(listener => listener.live)
     if (live.length === 0) return
-    let after = Math.min(...live.map(listener => listener.lastSeq))
-    while (after < clock.seq && live.some(listener => !listener.ended)) {
+    let after = live.map(listener => listener.last).reduce((least, position) => isAfter(least, position) ? position : least)
+    while (live.some(listener => !listener.ended)) {
       const rows = await changesAfter(sql, familyId, after, BATCH)
       const open = live.filter(listener => !cutIfUnread(listener))
       for (const row of rows) {
         for (const listener of open) send(listener, row)
       }
       if (rows.length < BATCH) break
-      after = rows[rows.length - 1].seq
+      after = rows[rows.length - 1]
     }
+    // Changes that committed after an older transaction began wait for it to end: look again soon.
+    if (await changesHeldBack(sql, familyId)) setTimeout(() => wake(familyId), HELD_BACK_MS).unref()
   }
 
   /** The family changed: reads its changes, or once more after the read under way. */
@@ -312,21 +318,21 @@ export default fp(async function changeEvents (fastify) {
     announcing ??= setTimeout(() => { void announceWritten() }, ANNOUNCE_EVERY_MS)
   }
 
-  /** Wakes each streamed family whose clock moved without a word: writes of the command line, of another process. */
+  /** Wakes each streamed family whose changes moved without a word: writes of the command line, of another process. */
   async function pollClocks (): Promise<void> {
     const streamed = [...families.keys()]
     if (streamed.length === 0) return
     try {
-      const clocks = new Map((await familyClocks(sql, streamed)).map(clock => [clock.familyId, clock]))
+      const positions = new Map((await familyPositions(sql, streamed)).map(found => [found.familyId, found]))
       for (const familyId of streamed) {
         const family = families.get(familyId)
-        const clock = clocks.get(familyId)
+        const found = positions.get(familyId)
         if (family === undefined) continue
-        const behind = [...family.listeners].some(listener => listener.live && (clock === undefined || clock.epoch !== listener.epoch || clock.seq > listener.lastSeq))
+        const behind = [...family.listeners].some(listener => listener.live && (found === undefined || found.epoch !== listener.epoch || isAfter(found, listener.last)))
         if (behind) wake(familyId)
       }
     } catch (error) {
-      fastify.log.debug({ err: error }, 'event streams: the clocks could not be read; trying again')
+      fastify.log.debug({ err: error }, 'event streams: the families could not be read; trying again')
     }
   }
 
@@ -378,7 +384,7 @@ export default fp(async function changeEvents (fastify) {
       raw: reply.raw,
       log: reply.request.log,
       epoch: '',
-      lastSeq: 0,
+      last: START,
       live: false,
       ended: false,
       started: false,
@@ -388,15 +394,17 @@ export default fp(async function changeEvents (fastify) {
     reply.raw.once('close', () => finish(listener, 'the client went away'))
     try {
       const clock = await familyClock(sql, holder.familyId)
-      if (clock === undefined) throw new errors.notFound('Family')
+      const [position] = await familyPositions(sql, [holder.familyId])
+      if (clock === undefined || position === undefined) throw new errors.notFound('Family')
       if ((await sessionsStillActive(sql, [holder.sessionId])).length === 0) throw new errors.unauthorized('The session has ended')
       if (!(await isMember(sql, holder.familyId, holder.userId))) throw new errors.forbidden()
       listener.epoch = clock.epoch
       return {
         clock,
+        position: { xid: position.xid, seq: position.seq },
         body: listener.out,
-        start (afterSeq) {
-          listener.lastSeq = afterSeq
+        start (after) {
+          listener.last = after
           listener.started = true
           write(listener, ': open\n\n')
           void catchUp(listener)

@@ -17,7 +17,7 @@ export interface Resolved {
   role: FamilyRole | null
   /** The target's own version; null for a target that has none (the history of an item). */
   version: number | null
-  /** The clock asked for, `<epoch>.<seq>`: of the child's changes or of the family's. */
+  /** The clock asked for, `<epoch>.<number of changes>`: of the child's changes or of the family's. */
   clock: string | null
 }
 
@@ -28,13 +28,10 @@ export type ClockOf = 'child' | 'family' | null
 
 function clockOf (db: Db, clock: ClockOf, family: Fragment, child: Fragment): Fragment {
   if (clock === 'family') {
-    return db`(select k.epoch || '.' || k.seq from family_clocks k where k.family_id = ${family})`
+    return db`(select k.epoch || '.' || family_changes(k.family_id) from family_clocks k where k.family_id = ${family})`
   }
   if (clock === 'child') {
-    return db`(
-      (select k.epoch from family_clocks k where k.family_id = ${family}) || '.' ||
-      coalesce((select max(x.seq) from changes x where x.child_id = ${child}), 0)
-    )`
+    return db`((select k.epoch from family_clocks k where k.family_id = ${family}) || '.' || child_changes(${child}))`
   }
   return db`null::text`
 }

@@ -1,40 +1,72 @@
 import type { Db } from '../db/client'
-import type { StoredChange } from '../lib/changes'
+import type { Position, StoredChange } from '../lib/changes'
 import type { ChangeKind } from '../lib/kinds'
 
 /**
- * Starts a write of the service: names the user its changes are recorded for
- * and takes the family's clock before any row, so that the family's writers
- * lock in one order. Runs first in the writing transaction; without a family
- * (a new one, or several) it only names the user.
+ * Starts a write of the service: names the user its changes are recorded
+ * for. Writers of a family's records take no lock of the family: they never
+ * wait for one another.
  */
-export async function beginChange (db: Db, familyId: number | null, userId: number | null): Promise<void> {
-  await db`select begin_change(${familyId}::integer, ${userId}::integer)`
+export async function beginChange (db: Db, _familyId: number | null, userId: number | null): Promise<void> {
+  await db`select begin_change(null::integer, ${userId}::integer)`
 }
 
-/** Where a family's changes stand: the last sequence number, the epoch of its data, the family's version. */
+/**
+ * Starts a write of the family itself (its name, members, roles, children):
+ * names the user and takes the family's clock before any row, so that these
+ * writers lock in one order and the family's version moves by one each time.
+ */
+export async function beginFamilyChange (db: Db, familyId: number | null, userId: number | null): Promise<void> {
+  await db`select begin_family_change(${familyId}::integer, ${userId}::integer)`
+}
+
+/** The epoch of a family's data and the family's version. */
 export interface Clock {
-  seq: number
   epoch: string
   version: number
 }
 
 export async function familyClock (db: Db, familyId: number): Promise<Clock | undefined> {
-  const [row] = await db<Clock[]>`select seq, epoch, version from family_clocks where family_id = ${familyId}`
+  const [row] = await db<Clock[]>`select epoch, version from family_clocks where family_id = ${familyId}`
   return row
 }
 
-/** The clocks of some families, those that still exist. */
-export async function familyClocks (db: Db, familyIds: number[]): Promise<Array<Clock & { familyId: number }>> {
-  return db<Array<Clock & { familyId: number }>>`
-    select family_id as "familyId", seq, epoch, version from family_clocks where family_id in ${db(familyIds)}
+/**
+ * The changes that can be read in order: those of transactions older than
+ * the oldest one still running. Every transaction before that point has
+ * ended, so no change can later appear before one of these.
+ */
+const readable = (db: Db) => db`xid < pg_snapshot_xmin(pg_current_snapshot())`
+
+/** For each family that still exists: its epoch, and the last change that can be read in order (0.0 when none). */
+export async function familyPositions (db: Db, familyIds: number[]): Promise<Array<Position & { familyId: number, epoch: string }>> {
+  return db<Array<Position & { familyId: number, epoch: string }>>`
+    select k.family_id as "familyId", k.epoch, coalesce(l.xid, 0) as xid, coalesce(l.seq, 0) as seq
+    from family_clocks k
+    left join lateral (
+      select xid::text::int8 as xid, seq from changes
+      where family_id = k.family_id and ${readable(db)}
+      order by xid desc, seq desc
+      limit 1
+    ) l on true
+    where k.family_id in ${db(familyIds)}
   `
+}
+
+/** Whether a family has committed changes that cannot be read in order yet: an older transaction is still running. */
+export async function changesHeldBack (db: Db, familyId: number): Promise<boolean> {
+  const [row] = await db<{ held: boolean }[]>`
+    select exists (
+      select 1 from changes where family_id = ${familyId} and xid >= pg_snapshot_xmin(pg_current_snapshot())
+    ) as held
+  `
+  return row.held
 }
 
 /** The clocks of every family of a user, as one string: it moves when anything in them or the memberships change. */
 export async function membershipClock (db: Db, userId: number): Promise<string> {
   const [row] = await db<{ clock: string }[]>`
-    select coalesce(string_agg(k.family_id || ':' || k.epoch || '.' || k.seq, ',' order by k.family_id), '') as clock
+    select coalesce(string_agg(k.family_id || ':' || k.epoch || '.' || family_changes(k.family_id), ',' order by k.family_id), '') as clock
     from family_members m
     join family_clocks k on k.family_id = m.family_id
     where m.user_id = ${userId}
@@ -43,17 +75,19 @@ export async function membershipClock (db: Db, userId: number): Promise<string> 
 }
 
 const changeColumns = (db: Db) => db`
-  family_id as "familyId", seq, kind, record_id as "recordId", child_id as "childId",
+  family_id as "familyId", xid::text::int8 as xid, seq, kind, record_id as "recordId", child_id as "childId",
   op, version, user_id as "userId", at, record
 `
 
-/** A family's changes after a sequence number, oldest first. */
-export async function changesAfter (db: Db, familyId: number, afterSeq: number, limit: number): Promise<StoredChange[]> {
+/** A family's changes after a position that can be read in order, oldest first. */
+export async function changesAfter (db: Db, familyId: number, after: Position, limit: number): Promise<StoredChange[]> {
   return db<StoredChange[]>`
     select ${changeColumns(db)}
     from changes
-    where family_id = ${familyId} and seq > ${afterSeq}
-    order by seq
+    where family_id = ${familyId}
+      and (family_id, xid, seq) > (${familyId}::integer, ${String(after.xid)}::xid8, ${after.seq}::bigint)
+      and ${readable(db)}
+    order by xid, seq
     limit ${limit}
   `
 }

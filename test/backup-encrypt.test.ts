@@ -106,7 +106,7 @@ const TRACKED = ['families', 'family_members', 'children', 'visits', 'measuremen
 function kept (all: Record<string, string[]>): Record<string, string[]> {
   const out: Record<string, string[]> = {}
   for (const [table, list] of Object.entries(all)) {
-    if (table === 'family_clocks' || table === 'changes') continue
+    if (table === 'family_clocks' || table === 'changes' || table === 'tallies') continue
     out[table] = TRACKED.includes(table)
       ? list.map(row => { const { version: _version, ...rest } = JSON.parse(row); return JSON.stringify(rest) }).sort()
       : list

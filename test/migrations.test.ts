@@ -29,7 +29,7 @@ t.test('the base schema applies on an empty database, and a second run applies n
   t.same(applied, files)
   t.same(await tables(sql), [
     'attachments', 'calendar_feeds', 'changes', 'children', 'event_tickets', 'families', 'family_clocks', 'family_members', 'illnesses',
-    'invites', 'measurements', 'medical_events', 'migrations', 'refresh_tokens', 'row_counts', 'sessions', 'temperatures', 'users', 'visits'
+    'invites', 'measurements', 'medical_events', 'migrations', 'refresh_tokens', 'row_counts', 'sessions', 'tallies', 'temperatures', 'users', 'visits'
   ])
   const recorded = await sql`select id, name, applied_at from migrations order by id`
   t.same(recorded.map(row => row.name), files)

@@ -4,7 +4,7 @@ import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { dummyHash, hashPassword, verifyPassword } from '../../lib/passwords'
-import { beginChange } from '../../sql/changes'
+import { beginFamilyChange } from '../../sql/changes'
 import { addMember, insertFamily } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
 import { createSession, lockRefreshToken, markRotated, revokeSession } from '../../sql/sessions'
@@ -45,7 +45,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       if (await emailTaken(tx, email)) throw new errors.emailTaken()
 
       const user = await insertUser(tx, { email, name, passwordHash, role: first ? 'admin' : 'user' })
-      await beginChange(tx, invite?.familyId ?? null, user.id)
+      await beginFamilyChange(tx, invite?.familyId ?? null, user.id)
       if (invite !== null) {
         if (!(await useInvite(tx, invite.id, user.id))) throw new errors.inviteInvalid()
         await addMember(tx, invite.familyId, user.id, invite.role)

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { decodeCursor, encodeCursor, presentChange } from '../../lib/changes'
+import { decodeCursor, encodeCursor, presentChange, START, type Position } from '../../lib/changes'
 import { errors, withDetails } from '../../lib/errors'
 import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
 import { changesAfter, familyClock } from '../../sql/changes'
@@ -13,7 +13,8 @@ function badCursor (message: string): Error {
 /**
  * Delta sync: a family's changes after a cursor, oldest first. A client that
  * keeps `nextCursor` and asks again gets every later change exactly once:
- * the family's changes take their numbers in the order they commit.
+ * a change is served only once every transaction older than its own has
+ * ended, so none can later appear before a cursor already handed out.
  */
 const changes: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql } = fastify
@@ -36,13 +37,13 @@ const changes: FastifyPluginAsyncTypebox = async function (fastify) {
     const { since, limit = 500 } = request.query
     const clock = await familyClock(sql, familyId)
     if (clock === undefined) throw new errors.notFound('Family')
-    let after = 0
+    let after: Position = START
     if (since !== undefined) {
       const cursor = decodeCursor(since)
       if (cursor === null) throw badCursor('is not a cursor of this service')
       if (cursor.familyId !== familyId) throw badCursor('is a cursor of another family')
       if (cursor.epoch !== clock.epoch) throw badCursor('is from before the family\'s data was restored: read the changes again without since')
-      after = cursor.seq
+      after = { xid: cursor.xid, seq: cursor.seq }
     }
     const rows = await changesAfter(sql, familyId, after, limit + 1)
     const data = rows.slice(0, limit).map(row => presentChange(row, clock.epoch, request.scope.role))
@@ -50,7 +51,7 @@ const changes: FastifyPluginAsyncTypebox = async function (fastify) {
       data,
       meta: {
         limit,
-        nextCursor: data.length > 0 ? data[data.length - 1].cursor : encodeCursor({ familyId, epoch: clock.epoch, seq: after }),
+        nextCursor: data.length > 0 ? data[data.length - 1].cursor : encodeCursor({ familyId, epoch: clock.epoch, ...after }),
         hasMore: rows.length > limit
       }
     }

@@ -9,7 +9,7 @@ import {
 } from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
 import { notModified, preconditionFailed } from '../../plugins/access'
-import { beginChange, membershipClock } from '../../sql/changes'
+import { beginChange, beginFamilyChange, membershipClock } from '../../sql/changes'
 import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, listChildren, lockChild, replaceChild } from '../../sql/children'
 import { orderBy } from '../../sql/list'
 import { historyRoute } from '../history'
@@ -74,7 +74,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     if (fields.dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
     checkGestation(fields)
     const created = await sql.begin(async tx => {
-      await beginChange(tx, request.scope.familyId, request.user.id)
+      await beginFamilyChange(tx, request.scope.familyId, request.user.id)
       return insertChild(tx, request.scope.familyId, fields)
     })
     return reply.code(201).header('location', `/api/children/${created.id}`).send(created)
@@ -186,7 +186,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const id = request.params.id
     const files = await sql.begin(async tx => {
-      await beginChange(tx, request.scope.familyId, request.user.id)
+      await beginFamilyChange(tx, request.scope.familyId, request.user.id)
       const version = await lockChild(tx, id)
       if (version === undefined) throw new errors.notFound('Child')
       const expected = request.scope.expectedVersion

@@ -107,7 +107,7 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
       stream.cancel()
       throw badCursor(resume.path, 'is from before the family\'s data was restored: read the changes again without since')
     }
-    stream.start(resume?.cursor.seq ?? stream.clock.seq)
+    stream.start(resume === null ? stream.position : { xid: resume.cursor.xid, seq: resume.cursor.seq })
     return streamHeaders(reply).send(stream.body)
   })
 }

@@ -9,7 +9,7 @@ import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
 } from '../../lib/schemas'
 import { notModified, preconditionFailed } from '../../plugins/access'
-import { beginChange, familyClock, membershipClock } from '../../sql/changes'
+import { beginChange, beginFamilyChange, familyClock, membershipClock } from '../../sql/changes'
 import {
   addMember, deleteEmptyFamily, findFamily, insertFamily, isMemberByEmail, listFamiliesOf, listMembers,
   lockMembers, removeMember, renameFamily, setMemberRole
@@ -30,7 +30,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
 
   /** Starts a write of the family: its clock is held from here, and If-Match is checked against its version. */
   async function beginFamilyWrite (tx: Tx, familyId: number, userId: number, expectedVersion: number | null): Promise<void> {
-    await beginChange(tx, familyId, userId)
+    await beginFamilyChange(tx, familyId, userId)
     const clock = await familyClock(tx, familyId)
     if (clock === undefined) throw new errors.notFound('Family')
     if (expectedVersion !== null && clock.version !== expectedVersion) throw preconditionFailed(clock.version)
@@ -169,7 +169,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { familyId } = request.scope
     const { userId } = request.params
     return sql.begin(async tx => {
-      await beginChange(tx, familyId, request.user.id)
+      await beginFamilyChange(tx, familyId, request.user.id)
       const roles = await lockMembers(tx, familyId)
       const current = roles.get(userId)
       if (current === undefined) throw new errors.notFound('Member')
@@ -196,7 +196,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { familyId } = request.scope
     const { userId } = request.params
     await sql.begin(async tx => {
-      await beginChange(tx, familyId, request.user.id)
+      await beginFamilyChange(tx, familyId, request.user.id)
       const roles = await lockMembers(tx, familyId)
       const current = roles.get(userId)
       if (current === undefined) throw new errors.notFound('Member')

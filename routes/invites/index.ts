@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { beginChange } from '../../sql/changes'
+import { beginFamilyChange } from '../../sql/changes'
 import { addMember, isMember } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
 import { AcceptBody } from '../families/schemas'
@@ -32,7 +32,7 @@ const invites: FastifyPluginAsyncTypebox = async function (fastify) {
     return sql.begin(async tx => {
       const invite = await findOpenInvite(tx, tokens.hash(request.body.token), { userId })
       if (invite === undefined) throw new errors.inviteInvalid()
-      await beginChange(tx, invite.familyId, userId)
+      await beginFamilyChange(tx, invite.familyId, userId)
       if (await isMember(tx, invite.familyId, userId)) throw new errors.alreadyMember('You are already a member of this family')
       if (!(await useInvite(tx, invite.id, userId))) throw new errors.inviteInvalid()
       await addMember(tx, invite.familyId, userId, invite.role)

@@ -1,0 +1,206 @@
+import t, { type Test } from 'tap'
+import type { AddressInfo } from 'node:net'
+import { build, call, familyOf, register, type App, type Pair } from './helper'
+
+// The order of a family's changes while its writers commit concurrently and
+// out of order: writers never wait for each other, and the feed and the
+// streams still give every change once, in one order, none skipped.
+
+const OPEN = { REGISTRATION: 'open' }
+const DAY = '2024-03-01'
+
+interface Setup {
+  app: App & { db: { sql: App['sql'] } }
+  owner: Pair
+  familyId: number
+  childId: number
+}
+
+async function setup (t: Test): Promise<Setup> {
+  const app = await build(t, { env: OPEN })
+  const owner = await register(app)
+  const familyId = familyOf(owner)
+  const child = (await call(app, owner, 'POST', '/api/children', { name: 'Ilse', dateOfBirth: '2023-01-01', sex: 'female' })).json()
+  return { app, owner, familyId, childId: child.id }
+}
+
+/** A write held open: a measurement inserted in a transaction that commits only when told to. */
+function heldWrite (app: Setup['app'], childId: number, weightKg: number) {
+  let commit!: () => void
+  let inserted!: () => void
+  const ready = new Promise<void>(resolve => { inserted = resolve })
+  const done = app.db.sql.begin(async tx => {
+    await tx`select begin_change(null, null)`
+    await tx`insert into measurements (child_id, measured_at, weight_kg) values (${childId}, ${DAY}, ${weightKg})`
+    inserted()
+    await new Promise<void>(resolve => { commit = resolve })
+  })
+  return { ready, commit: async () => { commit(); await done } }
+}
+
+async function create (app: App, owner: Pair, childId: number, weightKg: number) {
+  const res = await call(app, owner, 'POST', `/api/children/${childId}/measurements`, { measuredAt: DAY, weightKg })
+  if (res.statusCode !== 201) throw new Error(`create answered ${res.statusCode}: ${res.body}`)
+  return res.json()
+}
+
+/** Reads the feed from `cursor` to its end; answers the changes and the cursor to go on from. */
+async function readFeed (app: App, owner: Pair, familyId: number, cursor: string | null) {
+  const changes: any[] = []
+  for (;;) {
+    const res = await call(app, owner, 'GET', `/api/families/${familyId}/changes?limit=7${cursor === null ? '' : `&since=${cursor}`}`)
+    if (res.statusCode !== 200) throw new Error(`feed answered ${res.statusCode}: ${res.body}`)
+    const page = res.json()
+    changes.push(...page.data)
+    cursor = page.meta.nextCursor
+    if (!page.meta.hasMore) return { changes, cursor }
+  }
+}
+
+const weights = (changes: any[]): number[] => changes.filter(change => change.kind === 'measurement').map(change => change.record.weightKg)
+
+t.test('a writer never waits for another writer of the family', async t => {
+  const { app, owner, childId } = await setup(t)
+  const held = await heldWrite(app, childId, 10.5)
+  await held.ready
+  // Before, every write took the family's clock and waited here until the held one ended.
+  const answered = await Promise.race([
+    create(app, owner, childId, 10.6).then(() => 'answered'),
+    new Promise(resolve => setTimeout(() => resolve('waiting'), 5000))
+  ])
+  t.equal(answered, 'answered', 'a create in the same family answers while another write is open')
+  await held.commit()
+})
+
+t.test('a change that commits late is not skipped: the feed waits for it and serves it in its place', async t => {
+  const { app, owner, familyId, childId } = await setup(t)
+  const start = await readFeed(app, owner, familyId, null)
+  const list = `/api/children/${childId}/measurements`
+  const etag0 = (await call(app, owner, 'GET', list)).headers.etag as string
+
+  const held = await heldWrite(app, childId, 11.1)
+  await held.ready
+  await create(app, owner, childId, 11.2)
+  const etag1 = (await call(app, owner, 'GET', list)).headers.etag as string
+  t.not(etag1, etag0, 'the list\'s ETag moves with the committed write')
+  const during = await readFeed(app, owner, familyId, start.cursor)
+  t.same(weights(during.changes), [], 'the later write waits while an older transaction is open')
+  t.equal(during.cursor, start.cursor, 'and the cursor does not move past it')
+
+  await held.commit()
+  const etag2 = (await call(app, owner, 'GET', list)).headers.etag as string
+  t.not(etag2, etag1, 'the ETag moves again when the late write commits')
+  const after = await readFeed(app, owner, familyId, during.cursor)
+  t.same(weights(after.changes), [11.1, 11.2], 'both come, the late one in its place, each once')
+  const whole = await readFeed(app, owner, familyId, null)
+  t.same(weights(whole.changes), [11.1, 11.2])
+  t.same(whole.changes.slice(-2).map((change: any) => change.cursor), after.changes.map((change: any) => change.cursor), 'the same cursors from the start')
+  t.equal((await call(app, owner, 'GET', list, undefined, { 'if-none-match': etag2 })).statusCode, 304, 'the ETag holds while nothing changes')
+})
+
+t.test('concurrent writers committing out of order while a reader pages: every change once, in one order', async t => {
+  const { app, owner, familyId, childId } = await setup(t)
+  const { cursor: start } = await readFeed(app, owner, familyId, null)
+  const seen: any[] = []
+  let cursor: string | null = start
+  let writing = true
+  const reader = (async () => {
+    while (writing) {
+      const page = await readFeed(app, owner, familyId, cursor)
+      seen.push(...page.changes)
+      cursor = page.cursor
+      await new Promise(resolve => setImmediate(resolve))
+    }
+  })()
+  const expected: number[] = []
+  for (let round = 0; round < 4; round += 1) {
+    // Held writes begin first and commit after the writes that began later.
+    const held = [await heldWrite(app, childId, 20 + round), await heldWrite(app, childId, 30 + round)]
+    await Promise.all(held.map(write => write.ready))
+    const quick = Array.from({ length: 8 }, (_, i) => 40 + round * 10 + i)
+    await Promise.all(quick.map(weight => create(app, owner, childId, weight)))
+    await held[1].commit()
+    await held[0].commit()
+    expected.push(20 + round, 30 + round, ...quick)
+  }
+  writing = false
+  await reader
+  const rest = await readFeed(app, owner, familyId, cursor)
+  seen.push(...rest.changes)
+  const got = weights(seen)
+  t.equal(got.length, expected.length, 'as many changes as writes')
+  t.same([...got].sort(), [...expected].sort(), 'every write once, none skipped, none twice')
+  const whole = await readFeed(app, owner, familyId, start)
+  t.same(seen.map(change => change.cursor), whole.changes.map((change: any) => change.cursor), 'in the order a reader from the start sees')
+  t.equal(new Set(seen.map(change => change.cursor)).size, seen.length, 'no cursor twice')
+})
+
+t.test('a stream resumed with Last-Event-ID loses nothing while writers commit out of order', async t => {
+  const { app, owner, familyId, childId } = await setup(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const events: any[] = []
+  async function listen (lastEventId: string | null, until: () => boolean) {
+    const abort = new AbortController()
+    const res = await fetch(`${origin}/api/families/${familyId}/events`, {
+      headers: { authorization: `Bearer ${owner.accessToken}`, ...(lastEventId === null ? {} : { 'last-event-id': lastEventId }) },
+      signal: abort.signal
+    })
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let pending = ''
+    const done = (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read()
+          if (done) return
+          pending += decoder.decode(value, { stream: true })
+          let end: number
+          while ((end = pending.indexOf('\n\n')) >= 0) {
+            const block = pending.slice(0, end)
+            pending = pending.slice(end + 2)
+            const data = block.split('\n').find(line => line.startsWith('data: '))
+            if (data !== undefined) events.push(JSON.parse(data.slice(6)))
+            if (until()) abort.abort()
+          }
+        }
+      } catch {}
+    })()
+    return { done, close: () => abort.abort() }
+  }
+  const expected: number[] = []
+  const first = await listen(null, () => weights(events).length >= 5)
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const writes = async (base: number) => {
+    const held = await heldWrite(app, childId, base)
+    await held.ready
+    const quick = [base + 1, base + 2, base + 3, base + 4]
+    await Promise.all(quick.map(weight => create(app, owner, childId, weight)))
+    await held.commit()
+    expected.push(base, ...quick)
+  }
+  await writes(50)
+  await first.done
+  const lastId = events[events.length - 1]?.cursor as string
+  // Written while no stream is open.
+  await writes(60)
+  const second = await listen(lastId, () => weights(events).length >= 15)
+  await writes(70)
+  await Promise.race([second.done, new Promise(resolve => setTimeout(resolve, 10_000))])
+  second.close()
+  const got = weights(events)
+  t.same([...got].sort(), [...expected].sort(), 'every change once, across the reconnection')
+  const whole = await readFeed(app, owner, familyId, null)
+  t.same(events.map(event => event.cursor), whole.changes.filter((change: any) => change.kind === 'measurement').map((change: any) => change.cursor), 'in the feed\'s order')
+})
+
+t.test('writes of the family itself still move its version by one each', async t => {
+  const { app, owner, familyId } = await setup(t)
+  const before = (await call(app, owner, 'GET', `/api/families/${familyId}`)).json().version
+  await Promise.all(Array.from({ length: 6 }, (_, i) => call(app, owner, 'POST', '/api/children', { name: `Kid ${i}`, dateOfBirth: '2022-01-01', sex: 'male' })))
+  const after = (await call(app, owner, 'GET', `/api/families/${familyId}`)).json().version
+  t.equal(after, before + 6)
+  const { changes } = await readFeed(app, owner, familyId, null)
+  const versions = changes.filter((change: any) => change.kind === 'family').map((change: any) => change.version)
+  t.same(versions, [...new Set(versions)].sort((a: number, b: number) => a - b), 'each family change a version of its own, in order')
+})
