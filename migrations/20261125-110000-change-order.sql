@@ -1,10 +1,14 @@
 -- Changes are ordered without a lock that writers wait on. Each change
--- carries the transaction that wrote it (`xid`) and a number from one
--- sequence (`seq`, in the order of the transaction's own changes). A family's
--- changes are read in (xid, seq) order, and only those of transactions older
--- than the oldest one still running (pg_snapshot_xmin): every transaction
--- before that point has ended, so nothing can later appear before a cursor,
--- and a change that commits late waits until it can be read in its place.
+-- carries a transaction id (`xid`) and a number from one sequence (`seq`, in
+-- the order they are written). The xid is the writing transaction's own, or,
+-- when the item's previous change has a later one (the writer waited for that
+-- transaction's row lock and wrote after it), that later one: so the changes
+-- of one item keep their order. A family's changes are read in (xid, seq)
+-- order, and only those whose xid is older than the oldest transaction still
+-- running (pg_snapshot_xmin): every transaction before that point has ended,
+-- and a transaction still to commit has an xid at or after it, so nothing can
+-- later appear before a cursor, and a change that commits late waits until it
+-- can be read in its place.
 -- Writers of a family's records no longer take the family's clock; only
 -- writes that change the family itself (its name, members, roles, children)
 -- do, since the family's version moves by one each time.
@@ -99,6 +103,13 @@ begin
   end if;
 end $$;
 
+-- The xid a change of an item is ordered by: the writing transaction's own,
+-- or its item's previous change's when that is later. The writer holds the
+-- item's lock, so that previous change has committed and is seen here.
+create function change_xid(k text, r integer) returns xid8 language sql volatile as $$
+  select greatest(pg_current_xact_id(), (select p.xid from changes p where p.kind = k and p.record_id = r order by p.seq desc limit 1))
+$$;
+
 create or replace function record_change(
   f integer, c integer, k text, r integer, o text, v integer, rec jsonb, touches_family boolean
 ) returns void language plpgsql as $$
@@ -130,12 +141,12 @@ begin
     v := family_version;
     rec := case when rec is null then null else family_snapshot(f, family_version) end;
   end if;
-  insert into changes (family_id, kind, record_id, child_id, op, version, user_id, record)
-  values (f, k, r, c, o, v, change_actor(), rec);
+  insert into changes (family_id, xid, kind, record_id, child_id, op, version, user_id, record)
+  values (f, change_xid(k, r), k, r, c, o, v, change_actor(), rec);
   perform add_tally(f, c, 'changes', 1);
   if touches_family then
-    insert into changes (family_id, kind, record_id, child_id, op, version, user_id, record)
-    values (f, 'family', f, null, 'updated', family_version, change_actor(), family_snapshot(f, family_version));
+    insert into changes (family_id, xid, kind, record_id, child_id, op, version, user_id, record)
+    values (f, change_xid('family', f), 'family', f, null, 'updated', family_version, change_actor(), family_snapshot(f, family_version));
     perform add_tally(f, null, 'changes', 1);
   end if;
 end $$;

@@ -17,7 +17,7 @@ interface Setup {
 }
 
 async function setup (t: Test): Promise<Setup> {
-  const app = await build(t, { env: OPEN })
+  const app = await build(t, { env: OPEN, settleFeed: false })
   const owner = await register(app)
   const familyId = familyOf(owner)
   const child = (await call(app, owner, 'POST', '/api/children', { name: 'Ilse', dateOfBirth: '2023-01-01', sex: 'female' })).json()
@@ -203,4 +203,36 @@ t.test('writes of the family itself still move its version by one each', async t
   const { changes } = await readFeed(app, owner, familyId, null)
   const versions = changes.filter((change: any) => change.kind === 'family').map((change: any) => change.version)
   t.same(versions, [...new Set(versions)].sort((a: number, b: number) => a - b), 'each family change a version of its own, in order')
+})
+
+t.test('the changes of one item keep their order when an older transaction writes it after a newer one', async t => {
+  const { app, owner, familyId, childId } = await setup(t)
+  const measurement = await create(app, owner, childId, 12.0)
+  let update!: () => void
+  let updated!: () => void
+  let begun!: () => void
+  const ready = new Promise<void>(resolve => { begun = resolve })
+  const wrote = new Promise<void>(resolve => { updated = resolve })
+  // An older transaction: it takes its id first, with a write of another record.
+  const older = app.db.sql.begin(async tx => {
+    await tx`select begin_change(null, null)`
+    await tx`insert into measurements (child_id, measured_at, weight_kg) values (${childId}, ${DAY}, 12.5)`
+    begun()
+    await new Promise<void>(resolve => { update = resolve })
+    await tx`update measurements set weight_kg = 12.2 where id = ${measurement.id}`
+    updated()
+  })
+  await ready
+  // A newer transaction changes the item and commits first.
+  const patched = await call(app, owner, 'PATCH', `/api/measurements/${measurement.id}`, { weightKg: 12.1 })
+  t.equal(patched.statusCode, 200)
+  update()
+  await wrote
+  await older
+  const current = (await call(app, owner, 'GET', `/api/measurements/${measurement.id}`)).json()
+  t.equal(current.weightKg, 12.2, 'the older transaction wrote last')
+  const { changes } = await readFeed(app, owner, familyId, null)
+  const ofItem = changes.filter((change: any) => change.kind === 'measurement' && change.id === measurement.id)
+  t.same(ofItem.map((change: any) => change.record?.weightKg), [12.0, 12.1, 12.2], 'the feed gives the item\'s changes in the order they were written')
+  t.same(ofItem.map((change: any) => change.version), [1, 2, 3])
 })

@@ -80,7 +80,29 @@ export interface BuildOptions {
   routes?: (app: App) => void
   /** Collects every log line. */
   logs?: string[]
+  /**
+   * A read of a family's changes feed first waits until every transaction
+   * begun before it has ended (default true). The feed serves a change only
+   * once no older transaction is open, and the test files that run beside
+   * this one write on the same server; without the wait, a test that writes
+   * and then reads the feed would see what another file's open transaction
+   * holds back. A test of that holding back turns it off.
+   */
+  settleFeed?: boolean
 }
+
+/** Waits until every transaction of the server that began before this call has ended. */
+export async function transactionsSettled (sql: Sql, ms = 30_000): Promise<void> {
+  const [{ xid }] = await sql<{ xid: string }[]>`select pg_current_xact_id()::text as xid`
+  for (const stop = Date.now() + ms; Date.now() < stop;) {
+    const [{ done }] = await sql<{ done: boolean }[]>`select pg_snapshot_xmin(pg_current_snapshot()) > ${xid}::xid8 as done`
+    if (done) return
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  throw new Error(`transactions older than ${xid} were still open after ${ms} ms`)
+}
+
+const FEED = /^\/api\/families\/[^/]+\/changes(\?|$)/
 
 /** The real app against a database of the test's own; closed at teardown. */
 export async function build (t: Test, options: BuildOptions = {}): Promise<App & { db: TestDatabase, checker: ResponseChecker }> {
@@ -92,7 +114,17 @@ export async function build (t: Test, options: BuildOptions = {}): Promise<App &
     ? undefined
     : new Writable({ write (chunk, _encoding, done) { logs.push(chunk.toString()); done() } })
   const checker = new ResponseChecker()
-  const app = await buildApp(config, { logStream, setup: app => checker.attach(app) })
+  const app = await buildApp(config, {
+    logStream,
+    setup: app => {
+      checker.attach(app)
+      if (options.settleFeed !== false) {
+        app.addHook('onRequest', async request => {
+          if (request.method === 'GET' && FEED.test(request.url)) await transactionsSettled(db.sql)
+        })
+      }
+    }
+  })
   options.routes?.(app)
   t.teardown(async () => {
     await app.close()
