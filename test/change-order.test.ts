@@ -236,3 +236,40 @@ t.test('the changes of one item keep their order when an older transaction write
   t.same(ofItem.map((change: any) => change.record?.weightKg), [12.0, 12.1, 12.2], 'the feed gives the item\'s changes in the order they were written')
   t.same(ofItem.map((change: any) => change.version), [1, 2, 3])
 })
+
+t.test('a statement of many rows records a change for each, in their order, and counts them', async t => {
+  const { app, owner, familyId, childId } = await setup(t)
+  const { cursor: start } = await readFeed(app, owner, familyId, null)
+  const lines = Array.from({ length: 120 }, (_, i) => `2024-01-${String(1 + (i % 28)).padStart(2, '0')},,${(10 + i / 100).toFixed(2)},,`)
+  const imported = await app.inject({
+    method: 'POST',
+    url: `/api/children/${childId}/measurements/import`,
+    headers: { authorization: `Bearer ${owner.accessToken}`, 'content-type': 'text/csv' },
+    payload: ['measuredAt,heightCm,weightKg,headCircumferenceCm,notes', ...lines].join('\n')
+  })
+  t.equal(imported.statusCode, 201, imported.body)
+  const created = await readFeed(app, owner, familyId, start)
+  t.same(weights(created.changes), lines.map((_, i) => Number((10 + i / 100).toFixed(2))), 'a change for each line, in the order of the lines')
+  t.ok(created.changes.every((change: any) => change.op === 'created' && change.version === 1 && change.userId === owner.user.id), 'each a creation by the importing user')
+
+  // One statement updates every row; another deletes them.
+  await app.db.sql.begin(async tx => {
+    await tx`select begin_change(null, ${owner.user.id})`
+    await tx`update measurements set notes = 'checked' where child_id = ${childId}`
+  })
+  const updated = await readFeed(app, owner, familyId, created.cursor)
+  t.equal(updated.changes.length, lines.length, 'an update for each row')
+  t.ok(updated.changes.every((change: any) => change.op === 'updated' && change.version === 2 && change.record.notes === 'checked'), 'each with its new version and values')
+  await app.db.sql.begin(async tx => {
+    await tx`select begin_change(null, null)`
+    await tx`delete from measurements where child_id = ${childId}`
+  })
+  const deleted = await readFeed(app, owner, familyId, updated.cursor)
+  t.same(deleted.changes.map((change: any) => [change.op, change.record, change.version]), lines.map(() => ['deleted', null, 2]), 'a deletion for each row')
+  t.same(deleted.changes.map((change: any) => change.id), updated.changes.map((change: any) => change.id), 'of the same records, in the same order')
+
+  const [{ counted, tallied }] = await app.db.sql`
+    select (select count(*) from changes where child_id = ${childId})::int as counted, child_changes(${childId})::int as tallied
+  `
+  t.equal(tallied, counted, 'the child\'s tally counts every change')
+})
