@@ -1,10 +1,13 @@
 import t, { type Test } from 'tap'
 import type { AddressInfo } from 'node:net'
-import { build, call, familyOf, register, type App, type Pair } from './helper'
+import { build, call, familyOf, register, transactionsSettled, type App, type Pair } from './helper'
 
 // The order of a family's changes while its writers commit concurrently and
 // out of order: writers never wait for each other, and the feed and the
 // streams still give every change once, in one order, none skipped.
+// Test files beside this one write on the same server, and the feed waits
+// for their transactions too: a read that expects everything written so far
+// waits for them first (settled).
 
 const OPEN = { REGISTRATION: 'open' }
 const DAY = '2024-03-01'
@@ -57,6 +60,12 @@ async function readFeed (app: App, owner: Pair, familyId: number, cursor: string
   }
 }
 
+/** The feed read once every transaction begun before has ended. */
+async function settledFeed (app: Setup['app'], owner: Pair, familyId: number, cursor: string | null) {
+  await transactionsSettled(app.db.sql)
+  return await readFeed(app, owner, familyId, cursor)
+}
+
 const weights = (changes: any[]): number[] => changes.filter(change => change.kind === 'measurement').map(change => change.record.weightKg)
 
 t.test('a writer never waits for another writer of the family', async t => {
@@ -74,7 +83,7 @@ t.test('a writer never waits for another writer of the family', async t => {
 
 t.test('a change that commits late is not skipped: the feed waits for it and serves it in its place', async t => {
   const { app, owner, familyId, childId } = await setup(t)
-  const start = await readFeed(app, owner, familyId, null)
+  const start = await settledFeed(app, owner, familyId, null)
   const list = `/api/children/${childId}/measurements`
   const etag0 = (await call(app, owner, 'GET', list)).headers.etag as string
 
@@ -90,9 +99,9 @@ t.test('a change that commits late is not skipped: the feed waits for it and ser
   await held.commit()
   const etag2 = (await call(app, owner, 'GET', list)).headers.etag as string
   t.not(etag2, etag1, 'the ETag moves again when the late write commits')
-  const after = await readFeed(app, owner, familyId, during.cursor)
+  const after = await settledFeed(app, owner, familyId, during.cursor)
   t.same(weights(after.changes), [11.1, 11.2], 'both come, the late one in its place, each once')
-  const whole = await readFeed(app, owner, familyId, null)
+  const whole = await settledFeed(app, owner, familyId, null)
   t.same(weights(whole.changes), [11.1, 11.2])
   t.same(whole.changes.slice(-2).map((change: any) => change.cursor), after.changes.map((change: any) => change.cursor), 'the same cursors from the start')
   t.equal((await call(app, owner, 'GET', list, undefined, { 'if-none-match': etag2 })).statusCode, 304, 'the ETag holds while nothing changes')
@@ -100,7 +109,7 @@ t.test('a change that commits late is not skipped: the feed waits for it and ser
 
 t.test('concurrent writers committing out of order while a reader pages: every change once, in one order', async t => {
   const { app, owner, familyId, childId } = await setup(t)
-  const { cursor: start } = await readFeed(app, owner, familyId, null)
+  const { cursor: start } = await settledFeed(app, owner, familyId, null)
   const seen: any[] = []
   let cursor: string | null = start
   let writing = true
@@ -125,12 +134,12 @@ t.test('concurrent writers committing out of order while a reader pages: every c
   }
   writing = false
   await reader
-  const rest = await readFeed(app, owner, familyId, cursor)
+  const rest = await settledFeed(app, owner, familyId, cursor)
   seen.push(...rest.changes)
   const got = weights(seen)
   t.equal(got.length, expected.length, 'as many changes as writes')
   t.same([...got].sort(), [...expected].sort(), 'every write once, none skipped, none twice')
-  const whole = await readFeed(app, owner, familyId, start)
+  const whole = await settledFeed(app, owner, familyId, start)
   t.same(seen.map(change => change.cursor), whole.changes.map((change: any) => change.cursor), 'in the order a reader from the start sees')
   t.equal(new Set(seen.map(change => change.cursor)).size, seen.length, 'no cursor twice')
 })
@@ -190,7 +199,7 @@ t.test('a stream resumed with Last-Event-ID loses nothing while writers commit o
   second.close()
   const got = weights(events)
   t.same([...got].sort(), [...expected].sort(), 'every change once, across the reconnection')
-  const whole = await readFeed(app, owner, familyId, null)
+  const whole = await settledFeed(app, owner, familyId, null)
   t.same(events.map(event => event.cursor), whole.changes.filter((change: any) => change.kind === 'measurement').map((change: any) => change.cursor), 'in the feed\'s order')
 })
 
@@ -200,7 +209,7 @@ t.test('writes of the family itself still move its version by one each', async t
   await Promise.all(Array.from({ length: 6 }, (_, i) => call(app, owner, 'POST', '/api/children', { name: `Kid ${i}`, dateOfBirth: '2022-01-01', sex: 'male' })))
   const after = (await call(app, owner, 'GET', `/api/families/${familyId}`)).json().version
   t.equal(after, before + 6)
-  const { changes } = await readFeed(app, owner, familyId, null)
+  const { changes } = await settledFeed(app, owner, familyId, null)
   const versions = changes.filter((change: any) => change.kind === 'family').map((change: any) => change.version)
   t.same(versions, [...new Set(versions)].sort((a: number, b: number) => a - b), 'each family change a version of its own, in order')
 })
@@ -231,7 +240,7 @@ t.test('the changes of one item keep their order when an older transaction write
   await older
   const current = (await call(app, owner, 'GET', `/api/measurements/${measurement.id}`)).json()
   t.equal(current.weightKg, 12.2, 'the older transaction wrote last')
-  const { changes } = await readFeed(app, owner, familyId, null)
+  const { changes } = await settledFeed(app, owner, familyId, null)
   const ofItem = changes.filter((change: any) => change.kind === 'measurement' && change.id === measurement.id)
   t.same(ofItem.map((change: any) => change.record?.weightKg), [12.0, 12.1, 12.2], 'the feed gives the item\'s changes in the order they were written')
   t.same(ofItem.map((change: any) => change.version), [1, 2, 3])
@@ -239,7 +248,7 @@ t.test('the changes of one item keep their order when an older transaction write
 
 t.test('a statement of many rows records a change for each, in their order, and counts them', async t => {
   const { app, owner, familyId, childId } = await setup(t)
-  const { cursor: start } = await readFeed(app, owner, familyId, null)
+  const { cursor: start } = await settledFeed(app, owner, familyId, null)
   const lines = Array.from({ length: 120 }, (_, i) => `2024-01-${String(1 + (i % 28)).padStart(2, '0')},,${(10 + i / 100).toFixed(2)},,`)
   const imported = await app.inject({
     method: 'POST',
@@ -248,7 +257,7 @@ t.test('a statement of many rows records a change for each, in their order, and 
     payload: ['measuredAt,heightCm,weightKg,headCircumferenceCm,notes', ...lines].join('\n')
   })
   t.equal(imported.statusCode, 201, imported.body)
-  const created = await readFeed(app, owner, familyId, start)
+  const created = await settledFeed(app, owner, familyId, start)
   t.same(weights(created.changes), lines.map((_, i) => Number((10 + i / 100).toFixed(2))), 'a change for each line, in the order of the lines')
   t.ok(created.changes.every((change: any) => change.op === 'created' && change.version === 1 && change.userId === owner.user.id), 'each a creation by the importing user')
 
@@ -257,14 +266,14 @@ t.test('a statement of many rows records a change for each, in their order, and 
     await tx`select begin_change(null, ${owner.user.id})`
     await tx`update measurements set notes = 'checked' where child_id = ${childId}`
   })
-  const updated = await readFeed(app, owner, familyId, created.cursor)
+  const updated = await settledFeed(app, owner, familyId, created.cursor)
   t.equal(updated.changes.length, lines.length, 'an update for each row')
   t.ok(updated.changes.every((change: any) => change.op === 'updated' && change.version === 2 && change.record.notes === 'checked'), 'each with its new version and values')
   await app.db.sql.begin(async tx => {
     await tx`select begin_change(null, null)`
     await tx`delete from measurements where child_id = ${childId}`
   })
-  const deleted = await readFeed(app, owner, familyId, updated.cursor)
+  const deleted = await settledFeed(app, owner, familyId, updated.cursor)
   t.same(deleted.changes.map((change: any) => [change.op, change.record, change.version]), lines.map(() => ['deleted', null, 2]), 'a deletion for each row')
   t.same(deleted.changes.map((change: any) => change.id), updated.changes.map((change: any) => change.id), 'of the same records, in the same order')
 
