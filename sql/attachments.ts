@@ -54,9 +54,14 @@ function linkFilters (db: Db, links: AttachmentLinks): Fragment[] {
 export async function listAttachments (
   db: Db, childId: number, links: AttachmentLinks, order: Fragment, limit: number, offset: number
 ): Promise<{ rows: Attachment[], total: number }> {
-  const where = db`where child_id = ${childId} ${conditions(db, linkFilters(db, links))}`
+  const filters = linkFilters(db, links)
+  const where = db`where child_id = ${childId} ${conditions(db, filters)}`
+  // A child's whole list has its total kept; a filtered one counts it.
+  const counted = filters.length === 0
+    ? db`child_rows(${childId}, 'attachments')`
+    : db`(select count(*) from attachments ${where})`
   const rows = await db<(Attachment & { total: number })[]>`
-    select ${attachmentColumns(db)}, (select count(*) from attachments ${where}) as total
+    select ${attachmentColumns(db)}, ${counted} as total
     from attachments
     ${where}
     ${order}
@@ -64,7 +69,7 @@ export async function listAttachments (
   `
   let total = rows[0]?.total
   if (total === undefined) {
-    total = offset === 0 ? 0 : Number((await db`select count(*) as n from attachments ${where}`)[0].n)
+    total = offset === 0 ? 0 : Number((await db`select ${counted} as n`)[0].n)
   }
   return { rows: rows.map(({ total: _total, ...attachment }) => attachment), total }
 }

@@ -42,8 +42,12 @@ export async function listChildren (
   const scope = familyId === null
     ? db`family_id in (select family_id from family_members where user_id = ${userId})`
     : db`family_id = ${familyId}`
+  // The number of children is kept by family.
+  const counted = familyId === null
+    ? db`(select coalesce(sum(delta), 0)::bigint from tallies where family_id in (select family_id from family_members where user_id = ${userId}) and child_id is null and kind = 'children')`
+    : db`family_children(${familyId})`
   const rows = await db<(Child & { total: number })[]>`
-    select ${columns(db)}, (select count(*) from children where ${scope}) as total
+    select ${columns(db)}, ${counted} as total
     from children
     where ${scope}
     ${order}
@@ -51,7 +55,7 @@ export async function listChildren (
   `
   let total = rows[0]?.total
   if (total === undefined) {
-    total = offset === 0 ? 0 : Number((await db`select count(*) as n from children where ${scope}`)[0].n)
+    total = offset === 0 ? 0 : Number((await db`select ${counted} as n`)[0].n)
   }
   return { rows: rows.map(({ total: _total, ...child }) => child), total }
 }

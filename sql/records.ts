@@ -208,16 +208,21 @@ function apiColumns (db: Db, spec: RecordTableSpec, derived: Record<string, stri
  * column) as the list's whole answer, `{ data, meta }`,
  * written as JSON by the database: one scalar for the statement that also
  * decides the read (sql/access.ts, readChecked). The page reads what it
- * returns, through the index of its order; the total is counted apart.
+ * returns, through the index of its order; the total of a child's whole
+ * list is read from its kept tally, a filtered list's is counted.
  */
 export function listBody (
   db: Db, spec: RecordTableSpec, ownerId: number, filters: Fragment[], order: Fragment, limit: number, offset: number,
   derived: Record<string, string> = {}
 ): Fragment {
   const where = db`r.${db(spec.listedBy ?? 'child_id')} = ${ownerId} ${conditions(db, filters)}`
+  // A child's whole list has its total kept; a filtered one counts it.
+  const total = filters.length === 0 && spec.listedBy === undefined
+    ? db`child_rows(${ownerId}, ${spec.table})`
+    : db`(select count(*) from ${db(spec.table)} r where ${where})`
   return db`(
     select '{"data":' || coalesce(array_to_json(array_agg(p.item ${order}))::text, '[]') ||
-      ',"meta":{"total":' || (select count(*) from ${db(spec.table)} r where ${where}) ||
+      ',"meta":{"total":' || ${total} ||
       ',"limit":' || ${limit}::integer || ',"offset":' || ${offset}::integer || '}}'
     from (
       select (select row_to_json(x) from (select ${apiColumns(db, spec, derived)}) x) as item, r.*

@@ -173,6 +173,14 @@ async function checkRestoreRecorded (t: Test, sql: Sql, before: Record<string, s
     select f.id, family_changes(f.id)::int as kept, (select count(*)::int from changes c where c.family_id = f.id) as counted from families f
   `
   t.ok(counted.length > 0 && counted.every(row => row.kept === row.counted), 'the kept counts of changes follow the log')
+  const totals = await sql`
+    select c.id, t.name, child_rows(c.id, t.name)::int as kept,
+      (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I where child_id = %s', t.name, c.id), false, true, '')))[1]::text::int as counted
+    from children c cross join unnest(array['visits', 'measurements', 'medical_events', 'illnesses', 'attachments', 'temperatures']) t (name)
+  `
+  t.ok(totals.length > 0 && totals.every(row => row.kept === row.counted), 'the kept totals of every child\'s lists follow the rows')
+  const children = await sql`select f.id, family_children(f.id)::int as kept, (select count(*)::int from children c where c.family_id = f.id) as counted from families f`
+  t.ok(children.every(row => row.kept === row.counted), 'and those of every family\'s children')
 }
 
 /** Every stored file, by its place under the upload or avatar folder. */
