@@ -14,6 +14,7 @@ import { growLarge, LARGE, seed, type Counts } from './lib/seed'
 import { startService } from './lib/service'
 import { settings } from './lib/settings'
 import { addLargeFiles, stallingFamilies, startStalls, type StallingFamily } from './lib/stalls'
+import { createInFamilies, csvImportTime, familiesOf, writeTargets, type CsvImportTime } from './lib/writes'
 
 /**
  * The benchmark: the built service and three floors against one embedded
@@ -174,6 +175,11 @@ async function main (): Promise<void> {
   const withGrowth = service.growthTables && await growthAvailable(world)
   if (!withGrowth) notes.push('growth scenario skipped: the service has no WHO reference tables (../shared/growth)')
 
+  // Writers of one family against writers of as many families as connections.
+  const families = familiesOf(world, stalling.map(family => family.familyId))
+  const csvChild = world.children.find(child => child.familyId === families[1]) as (typeof children)[number]
+  let csv: CsvImportTime | null = null
+
   console.log('Running:')
   const steps: Array<() => Promise<void>> = [
     () => record('measurements', 'measurements list (100 rows), warm', listMeasurements(world)),
@@ -193,10 +199,17 @@ async function main (): Promise<void> {
       : []),
     () => record('stats', 'admin statistics', adminStats(world, admin.accessToken)),
     () => record('create', 'create a measurement', createMeasurement(world)),
+    () => record('createManyFamilies', `create, ${settings.connections} connections over ${settings.connections} families`, createInFamilies(world, families.slice(0, settings.connections))),
+    () => record('createOneFamily', `create, ${settings.connections} connections in one family`, createInFamilies(world, families.slice(0, 1))),
     () => record('writeFloor', 'database write floor: same insert', createMeasurement(world, floors.write)),
     () => record('untrackedWriteFloor', 'database write floor, change tracking off', createMeasurement(world, floors.untrackedWrite)),
     () => record('refresh', 'refresh tokens (chained per connection)', refreshTokens(world)),
-    () => record('login', 'log in', logIn(world))
+    () => record('login', 'log in', logIn(world)),
+    async () => {
+      process.stdout.write('  CSV import of 5,000 lines, 5 times ... ')
+      csv = await csvImportTime(world, csvChild)
+      process.stdout.write(`median ${csv.medianMs} ms, best ${csv.bestMs} ms\n`)
+    }
   ]
   for (const step of steps) await step()
   const cache = await cacheReport(world, admin)
@@ -206,6 +219,8 @@ async function main (): Promise<void> {
   let growthCost: { small: GrowthCost, large: GrowthCost } | null = null
   if (process.env.BENCH_LARGE !== 'off') {
     const big = children[0]
+    // A child of another family, with the seeded measurements only.
+    const small = world.children.find(child => child.familyId !== big.familyId && child.familyId !== csvChild.familyId) as (typeof children)[number]
     const smallGrowth = withGrowth ? await growthPerPoint(world, big) : null
     console.log(`Growing the data to ${LARGE.families} families, ${LARGE.children} children, ${LARGE.measurements} measurements, ${LARGE.visits} visits, one child with ${LARGE.bigChildMeasurements} measurements ...`)
     const grownAt = Date.now()
@@ -226,6 +241,7 @@ async function main (): Promise<void> {
       () => record('largeCreate', 'large: create a measurement', createMeasurement(world)),
       () => record('largeWriteFloor', 'large: database write floor', createMeasurement(world, floors.write)),
       // Last: each miss fills the cache of answers with an answer no one reads again.
+      () => record('largeSmallListMisses', `large: first 100 of a child with ${settings.measurementsPerChild}, each request a cache miss`, oneChildList(world, small, 0, true)),
       () => record('largeListMisses', 'large: the same page, each request a cache miss', oneChildList(world, big, 0, true))
     ]
     for (const step of largeSteps) await step()
@@ -233,7 +249,7 @@ async function main (): Promise<void> {
   }
   const byKey = new Map(rows.map(row => [row.key, row.figures]))
   const r = ratios(byKey)
-  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost)]
+  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost), ...writeTargets(byKey, csv)]
   console.log(`\n${table(rows)}\n`)
   console.log('Ratios (req/s unless said):')
   console.log(`  measurements list / database read floor  ${r.listToReadFloor}`)
