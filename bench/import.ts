@@ -301,15 +301,59 @@ interface Measured {
   peakRssMb: number
   peakHeapMb: number
   loopMaxMs: number
+  /** How long a change of another family took to reach its feed, each time it was tried during the import. */
+  feedLags: number[]
 }
 
-async function measure (service: Service, token: string, name: string, archive: string): Promise<Measured> {
+/** Where a family's feed ends now: the cursor after its last change. */
+async function feedEnd (origin: string, token: string, familyId: number, cursor: string | null = null): Promise<string | null> {
+  for (;;) {
+    const page = await request(origin, 'GET', `/api/families/${familyId}/changes?limit=1000${cursor === null ? '' : `&since=${cursor}`}`, token)
+    cursor = page.meta.nextCursor ?? cursor
+    if (page.meta.hasMore !== true) return cursor
+  }
+}
+
+/**
+ * Feed lag while `work` runs: every 200 ms a measurement is created in a
+ * family of its own, and its family's feed is read until the change is
+ * there. The feed serves only changes older than the oldest transaction still
+ * running on the server, so a long write transaction (the import's) shows
+ * here as lag. Answers the lags in milliseconds.
+ */
+async function feedLagWhile (origin: string, token: string, familyId: number, childId: number, work: Promise<unknown>): Promise<number[]> {
+  let cursor = await feedEnd(origin, token, familyId)
+  let done = false
+  const finished = work.then(() => { done = true }, () => { done = true })
+  const lags: number[] = []
+  while (!done) {
+    const created = await request(origin, 'POST', `/api/children/${childId}/measurements`, token, { measuredAt: '2024-06-01', weightKg: 12.5 })
+    const start = process.hrtime.bigint()
+    for (let seen = false; !seen;) {
+      const page = await request(origin, 'GET', `/api/families/${familyId}/changes?limit=1000${cursor === null ? '' : `&since=${cursor}`}`, token)
+      seen = (page.data as Array<{ kind: string, id: number }>).some(change => change.kind === 'measurement' && change.id === created.id)
+      cursor = page.meta.nextCursor ?? cursor
+      if (!seen) await new Promise(resolve => setTimeout(resolve, 20))
+    }
+    lags.push(Number(process.hrtime.bigint() - start) / 1e6)
+    await Promise.race([finished, new Promise(resolve => setTimeout(resolve, 200))])
+  }
+  return lags
+}
+
+interface Watcher { token: string, familyId: number, childId: number }
+
+async function measure (service: Service, token: string, name: string, archive: string, watcher: Watcher): Promise<Measured> {
   if (await service.ask('mark') !== 'marked') throw new Error('the service did not mark its memory')
   const start = process.hrtime.bigint()
-  const { result, latencies } = await probedWhile(service.origin, 100, uploadArchive(service.origin, token, archive))
+  const upload = uploadArchive(service.origin, token, archive)
+  const [{ result, latencies }, feedLags] = await Promise.all([
+    probedWhile(service.origin, 100, upload),
+    feedLagWhile(service.origin, watcher.token, watcher.familyId, watcher.childId, upload)
+  ])
   const seconds = Number(process.hrtime.bigint() - start) / 1e9
   const memory = JSON.parse(await service.ask('stats')) as { baselineRssMb: number, peakRssMb: number, peakHeapMb: number, loopMaxMs: number }
-  return { name, archiveMb: statSync(archive).size / MB, status: result.status, seconds, answer: result.body.slice(0, 200), latencies, ...memory }
+  return { name, archiveMb: statSync(archive).size / MB, status: result.status, seconds, answer: result.body.slice(0, 200), latencies, feedLags, ...memory }
 }
 
 const HEALTH_P99_TARGET_MS = 250
@@ -322,7 +366,8 @@ function report (m: Measured): string {
   return [
     `${m.name}: ${fixed(m.archiveMb)} MB archive answered ${m.status} in ${fixed(m.seconds, 2)} s (${m.answer.replace(/\s+/g, ' ')})`,
     `  health during the import: ${m.latencies.length} probes, p50 ${fixed(percentile(m.latencies, 50))} ms, p99 ${fixed(p99)} ms, max ${fixed(Math.max(...m.latencies))} ms (target p99 < ${HEALTH_P99_TARGET_MS} ms: ${met(p99 < HEALTH_P99_TARGET_MS)}); the service's longest event-loop delay ${fixed(m.loopMaxMs)} ms`,
-    `  service RSS ${fixed(m.baselineRssMb)} MB before, peak ${fixed(m.peakRssMb)} MB (+${fixed(rise)} MB; target < ${RSS_TARGET_MB} MB: ${met(rise < RSS_TARGET_MB)}), peak heap ${fixed(m.peakHeapMb)} MB`
+    `  service RSS ${fixed(m.baselineRssMb)} MB before, peak ${fixed(m.peakRssMb)} MB (+${fixed(rise)} MB; target < ${RSS_TARGET_MB} MB: ${met(rise < RSS_TARGET_MB)}), peak heap ${fixed(m.peakHeapMb)} MB`,
+    `  another family's changes feed during the import: ${m.feedLags.length} writes, each served after p50 ${fixed(percentile(m.feedLags, 50))} ms, max ${fixed(Math.max(0, ...m.feedLags))} ms`
   ].join('\n')
 }
 
@@ -364,8 +409,13 @@ async function main (): Promise<void> {
     try {
       const pair = await request(service.origin, 'POST', '/api/auth/register', null, { email: 'importer@example.org', password: 'bench password 1', name: 'Importer' })
       const token = pair.accessToken as string
-      console.log(report(await measure(service, token, `hostile (${hostileMb} MB family.json)`, hostile)))
-      console.log(report(await measure(service, token, `honest (${records} records, ${filesMb} MB of files)`, honest)))
+      // Another user, writing in a family of their own while the imports run.
+      const other = await request(service.origin, 'POST', '/api/auth/register', null, { email: 'neighbour@example.org', password: 'bench password 2', name: 'Neighbour' })
+      const familyId = JSON.parse(Buffer.from((other.accessToken as string).split('.')[1], 'base64url').toString()).families[0] as number
+      const child = await request(service.origin, 'POST', '/api/children', other.accessToken, { name: 'Noa', dateOfBirth: '2022-01-01', sex: 'female', familyId })
+      const watcher: Watcher = { token: other.accessToken, familyId, childId: child.id }
+      console.log(report(await measure(service, token, `hostile (${hostileMb} MB family.json)`, hostile, watcher)))
+      console.log(report(await measure(service, token, `honest (${records} records, ${filesMb} MB of files)`, honest, watcher)))
     } finally {
       await service.stop()
     }
