@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { dummyHash, hashPassword, verifyPassword } from '../../lib/passwords'
+import { dummyHash, hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
 import { beginFamilyChange } from '../../sql/changes'
 import { addMember, insertFamily } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
@@ -32,7 +32,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async function (request, reply) {
     const { email, password, name, inviteToken } = request.body
-    const passwordHash = await hashPassword(password, config.bcryptCost)
+    const passwordHash = await hashPassword(password, config.bcryptCost, passwordKey.email(email))
     const pair = await sql.begin(async tx => {
       await lockForTransaction(tx, LOCKS.registration)
       const first = !(await anyUserExists(tx))
@@ -73,7 +73,9 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async function (request) {
     const { email, password } = request.body
     const account = await findCredentials(sql, email)
-    const matches = await verifyPassword(password, account?.passwordHash ?? await dummyHash(config.bcryptCost))
+    // An unknown account's check waits in the turn of its e-mail, as a known one's in its user's.
+    const key = account === undefined ? passwordKey.email(email) : passwordKey.user(account.id)
+    const matches = await verifyPassword(password, account?.passwordHash ?? await dummyHash(config.bcryptCost), key)
     if (account === undefined || !matches) throw new errors.invalidCredentials()
     if (account.disabled) throw new errors.accountDisabled()
     const { passwordHash: _hash, disabled: _disabled, ...user } = account

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { hashPassword, verifyPassword } from '../../lib/passwords'
+import { hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
 import { activeSessions, revokeOwnSession, revokeUserSessions } from '../../sql/sessions'
 import { beginChange } from '../../sql/changes'
 import { membershipsOf } from '../../sql/families'
@@ -53,18 +53,18 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'changePassword',
       tags: ['me'],
       summary: 'Change one\'s password',
-      description: 'Every other session of the user is revoked.',
+      description: 'Every other session of the user is revoked. Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third.',
       security: bearer,
       body: PasswordBody,
-      response: { 204: Type.Null({ description: 'Changed' }), ...errorResponses(400, 401, 403) }
+      response: { 204: Type.Null({ description: 'Changed' }), ...errorResponses(400, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const { id, sessionId } = request.user
     const account = await findCredentialsById(sql, id)
-    if (account === undefined || !(await verifyPassword(request.body.currentPassword, account.passwordHash))) {
+    if (account === undefined || !(await verifyPassword(request.body.currentPassword, account.passwordHash, passwordKey.user(id)))) {
       throw new errors.wrongPassword()
     }
-    const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost)
+    const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost, passwordKey.user(id))
     await sql.begin(async tx => {
       await setPasswordHash(tx, id, passwordHash)
       await revokeUserSessions(tx, id, sessionId)
