@@ -4,8 +4,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import createError from '@fastify/error'
+import type { FastifyRequest } from 'fastify'
 import Redis from 'ioredis'
+import { errors, withRetryAfter } from '../lib/errors'
 import { redisOrMemoryStore } from './rate-limit-store'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * A hook that counts a request in a bucket of AUTH_RATE_LIMIT_MAX requests
+     * per AUTH_RATE_LIMIT_WINDOW for each key `keyOf` names (an account, an
+     * address), or refuses it with 429 RATE_LIMITED and Retry-After. A request
+     * without a key (null) is not counted.
+     */
+    authLimit: (bucket: string, keyOf: (request: FastifyRequest) => string | null) => (request: FastifyRequest) => Promise<void>
+  }
+}
 
 const RateLimited = createError('RATE_LIMITED', 'Too many requests; retry in %s', 429)
 
@@ -95,5 +109,17 @@ export default fp(async function security (fastify) {
     timeWindow: config.authRateLimitWindow * 1000,
     errorResponseBuilder: (_request, context) => new RateLimited(context.after),
     ...(redis === null ? {} : { store: redisOrMemoryStore(redis, 'child-health-rate-limit-', unreachable) })
+  })
+
+  // Counted in the same store as the routes' own limits, under keys that name their bucket.
+  fastify.decorate('authLimit', function authLimit (bucket: string, keyOf: (request: FastifyRequest) => string | null) {
+    const count = fastify.createRateLimit({ keyGenerator: request => `${bucket}:${keyOf(request) ?? ''}` })
+    return async function limit (request: FastifyRequest): Promise<void> {
+      if (keyOf(request) === null) return
+      const counted = await count(request)
+      if (counted.isAllowed || !counted.isExceeded) return
+      const seconds = Math.max(1, counted.ttlInSeconds)
+      throw withRetryAfter(new errors.rateLimited(`Too many requests; retry in ${seconds} seconds`), seconds)
+    }
   })
 }, { name: 'security', dependencies: ['config'] })

@@ -4,16 +4,20 @@ import { freePort } from '../db/embedded'
 import { build, register, PASSWORD, type App } from './helper'
 
 /**
- * The auth rate limits: a bucket per client address on each auth route, and
- * counted in memory while the Redis that shares them does not answer.
+ * The auth rate limits: a bucket per client address on each auth route, one
+ * per account on every route that checks a password or changes an e-mail,
+ * and all of them counted in memory while the Redis that shares them does not
+ * answer.
  */
 
 const MAX = 10
 
-async function logins (app: App, count: number, email: string, ip = '198.51.100.7'): Promise<number[]> {
+/** The statuses of `count` logins in a row, from one address or (`ip` a function) each from its own. */
+async function logins (app: App, count: number, email: string, ip: string | ((i: number) => string) = '198.51.100.7', password = PASSWORD): Promise<number[]> {
   const statuses: number[] = []
   for (let i = 0; i < count; i += 1) {
-    const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: ip, payload: { email, password: PASSWORD } })
+    const remoteAddress = typeof ip === 'string' ? ip : ip(i)
+    const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress, payload: { email, password } })
     statuses.push(res.statusCode)
     if (res.statusCode === 429) {
       if (res.json().code !== 'RATE_LIMITED' || !(Number(res.headers['retry-after']) > 0)) throw new Error(`a 429 without its code or Retry-After: ${res.body}`)
@@ -58,7 +62,10 @@ for (const [outage, redisUrl] of [
     const user = await register(app)
     const statuses = await logins(app, 24, user.user.email)
     t.same(statuses, [...Array(MAX).fill(200), ...Array(24 - MAX).fill(429)], 'the 11th login of 24 from one address meets a 429')
-    t.equal((await logins(app, 1, user.user.email, '198.51.100.8'))[0], 200, 'another address has its own count')
+    const other = await register(app)
+    t.equal((await logins(app, 1, other.user.email, '198.51.100.8'))[0], 200, 'another address has its own count')
+    const spread = await logins(app, 24, other.user.email, i => `192.0.2.${i + 10}`)
+    t.same(spread, [...Array(MAX - 1).fill(200), ...Array(25 - MAX).fill(429)], 'and so has an account, logged into from 24 addresses')
     if (outage === 'nothing listens at its port') {
       await until('the warning', () => logs.some(line => line.includes('Redis is unreachable')))
       const warnings = logs.filter(line => line.includes('Redis is unreachable'))
@@ -68,3 +75,33 @@ for (const [outage, redisUrl] of [
     }
   })
 }
+
+t.test('a login is limited per account too: guessing one account from many addresses meets a 429 after AUTH_RATE_LIMIT_MAX', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: String(MAX), AUTH_RATE_LIMIT_WINDOW: '60' } })
+  const victim = await register(app, { email: 'Victim@Example.org' })
+  const bystander = await register(app)
+  const address = (i: number) => `203.0.113.${i + 1}`
+  const guesses: number[] = []
+  for (let i = 0; i < 24; i += 1) {
+    // The e-mail in any case: it names the same account.
+    const email = i % 2 === 0 ? 'victim@example.org' : 'VICTIM@example.ORG'
+    guesses.push(...await logins(app, 1, email, address(i), `guess number ${i}`))
+  }
+  t.same(guesses, [...Array(MAX).fill(401), ...Array(24 - MAX).fill(429)], 'refused guesses count, and the 11th meets a 429')
+  t.same(await logins(app, 1, victim.user.email, '203.0.113.200'), [429], 'the right password too, from a new address, until the window ends')
+  t.same(await logins(app, 3, bystander.user.email, address), [200, 200, 200], 'another account from the same addresses is not limited')
+
+  const unknown: number[] = []
+  for (let i = 0; i < 12; i += 1) unknown.push(...await logins(app, 1, 'nobody@example.org', address(i)))
+  t.same(unknown, [...Array(MAX).fill(401), 429, 429], 'an account that does not exist is limited alike, so the limit tells nothing')
+})
+
+t.test('the account\'s bucket is counted once the body is read: a malformed login counts only against its address', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: '2', AUTH_RATE_LIMIT_WINDOW: '60' } })
+  const user = await register(app)
+  for (let i = 0; i < 3; i += 1) {
+    const res = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: `203.0.113.${i + 1}`, payload: { email: user.user.email } })
+    t.equal(res.statusCode, 400, 'a body without a password is a 400')
+  }
+  t.same(await logins(app, 1, user.user.email, '203.0.113.50'), [200], 'and did not count against the account')
+})
