@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import net from 'node:net'
 import { freePort } from '../db/embedded'
-import { build, register, PASSWORD, type App } from './helper'
+import { createSigner } from 'fast-jwt'
+import { bearer, build, register, PASSWORD, type App, type Pair } from './helper'
 
 /**
  * The auth rate limits: a bucket per client address on each auth route, one
@@ -104,4 +105,47 @@ t.test('the account\'s bucket is counted once the body is read: a malformed logi
     t.equal(res.statusCode, 400, 'a body without a password is a 400')
   }
   t.same(await logins(app, 1, user.user.email, '203.0.113.50'), [200], 'and did not count against the account')
+})
+
+const changePassword = (app: App, ip: string, token: string | null, currentPassword = 'not the password') => app.inject({
+  method: 'POST',
+  url: '/api/me/password',
+  remoteAddress: ip,
+  headers: token === null ? {} : bearer(token),
+  payload: { currentPassword, newPassword: 'a new password 1' }
+})
+
+t.test('changing the password is limited per address before authentication, and per account after it', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: '3', AUTH_RATE_LIMIT_WINDOW: '60' } })
+  const user = await register(app)
+  const bystander = await register(app)
+  const statuses: number[] = []
+  for (let i = 0; i < 3; i += 1) statuses.push((await changePassword(app, '203.0.113.1', user.accessToken)).statusCode)
+  t.same(statuses, [403, 403, 403], 'wrong passwords are refused, and counted')
+  const limited = await changePassword(app, '203.0.113.1', user.accessToken, PASSWORD)
+  t.equal(limited.statusCode, 429, 'the 4th is refused, the right password too')
+  t.equal(limited.json().code, 'RATE_LIMITED')
+  t.ok(Number(limited.headers['retry-after']) > 0, 'with Retry-After')
+  t.equal((await changePassword(app, '203.0.113.1', null)).statusCode, 429, 'from that address even without a token: the address is counted before authentication')
+  const elsewhere = await changePassword(app, '203.0.113.2', user.accessToken, PASSWORD)
+  t.equal(elsewhere.statusCode, 429, 'from another address the account is still limited')
+  t.ok(Number(elsewhere.headers['retry-after']) > 0)
+  t.equal((await changePassword(app, '203.0.113.2', bystander.accessToken)).statusCode, 403, 'another account from that address is not')
+  const malformed = await app.inject({ method: 'POST', url: '/api/me/password', remoteAddress: '203.0.113.3', headers: bearer(user.accessToken), payload: { nope: 1 } })
+  t.equal(malformed.statusCode, 429, 'the account is counted before the body')
+})
+
+t.test('a forged or revoked token counts in no account\'s bucket: it cannot lock the account out', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: '3', AUTH_RATE_LIMIT_WINDOW: '60' } })
+  const victim: Pair = await register(app)
+  const claims = JSON.parse(Buffer.from(victim.accessToken.split('.')[1], 'base64url').toString())
+  const forged = createSigner({ key: 'a secret that is not the service\'s 0123456789', algorithm: 'HS256', expiresIn: 60000 })({ sub: claims.sub, sid: claims.sid, role: 'user', families: [] })
+  const old = await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '198.51.100.99', payload: { email: victim.user.email, password: PASSWORD } })
+  const stolen = old.json().accessToken as string
+  t.equal((await app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(stolen), payload: {} })).statusCode, 204)
+  for (let i = 0; i < 6; i += 1) {
+    t.equal((await changePassword(app, `198.51.100.${i + 1}`, forged)).statusCode, 401, 'a forged token naming the victim')
+    t.equal((await changePassword(app, `198.51.100.${i + 11}`, stolen)).statusCode, 401, 'a token of a session that ended')
+  }
+  t.equal((await changePassword(app, '198.51.100.50', victim.accessToken, PASSWORD)).statusCode, 204, 'the victim changes the password')
 })

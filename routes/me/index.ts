@@ -2,15 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
-import { activeSessions, revokeOwnSession, revokeUserSessions } from '../../sql/sessions'
+import { activeSessions, revokeOwnSession } from '../../sql/sessions'
 import { beginChange } from '../../sql/changes'
 import { membershipsOf } from '../../sql/families'
-import { emailTaken, findCredentialsById, findUser, setPasswordHash, updateProfile } from '../../sql/users'
-import { ListQuery, PasswordBody, PatchMeBody, SessionParams } from './schemas'
+import { emailTaken, findUser, updateProfile } from '../../sql/users'
+import { ListQuery, PatchMeBody, SessionParams } from './schemas'
 
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { sql } = fastify
   const bearer = [{ bearer: [] }]
 
   async function profile (userId: number) {
@@ -46,30 +45,6 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       if (request.body.email !== undefined && await emailTaken(tx, request.body.email, id)) throw new errors.emailTaken()
       return updateProfile(tx, id, request.body)
     })
-  })
-
-  fastify.post('/api/me/password', {
-    schema: {
-      operationId: 'changePassword',
-      tags: ['me'],
-      summary: 'Change one\'s password',
-      description: 'Every other session of the user is revoked. Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third.',
-      security: bearer,
-      body: PasswordBody,
-      response: { 204: Type.Null({ description: 'Changed' }), ...errorResponses(400, 401, 403, 429) }
-    }
-  }, async (request, reply) => {
-    const { id, sessionId } = request.user
-    const account = await findCredentialsById(sql, id)
-    if (account === undefined || !(await verifyPassword(request.body.currentPassword, account.passwordHash, passwordKey.user(id)))) {
-      throw new errors.wrongPassword()
-    }
-    const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost, passwordKey.user(id))
-    await sql.begin(async tx => {
-      await setPasswordHash(tx, id, passwordHash)
-      await revokeUserSessions(tx, id, sessionId)
-    })
-    return reply.code(204).send(null)
   })
 
   fastify.get('/api/me/sessions', {
