@@ -36,6 +36,39 @@ function routePrefix (options: LimitOptions): string {
 }
 
 /**
+ * The rate limiter's local store, answering each request its own count. The
+ * local store answers the object it keeps, which the limiter reads only once
+ * its promise settles: requests that came together read the count of the
+ * last of them, and all were refused once it passed the maximum, though the
+ * first ones were within it.
+ */
+class MemoryStore implements Store {
+  private readonly local: Store
+
+  constructor (private readonly options: LimitOptions) {
+    this.local = new LocalStore(options.continueExceeding, options.exponentialBackoff)
+  }
+
+  incr (key: string, done: Counted, timeWindow: number, max: number): void {
+    this.local.incr(key, (error, count) => {
+      done(error, count === undefined ? undefined : { current: count.current, ttl: count.ttl })
+    }, timeWindow, max)
+  }
+
+  child (options: LimitOptions): Store {
+    return new MemoryStore({ ...this.options, ...options })
+  }
+}
+
+// The package's types lag behind it: it passes incr the window and the maximum too.
+const asStoreClass = (store: StoreClass): FastifyRateLimitStoreCtor => store as unknown as FastifyRateLimitStoreCtor
+
+/** A store for @fastify/rate-limit that counts in this instance's memory. */
+export function memoryStore (): FastifyRateLimitStoreCtor {
+  return asStoreClass(MemoryStore)
+}
+
+/**
  * A store for @fastify/rate-limit that counts in Redis, shared by every
  * instance, and in this instance's memory while Redis does not answer: a
  * request is never let through uncounted, nor refused, for Redis. Redis is not
@@ -51,7 +84,7 @@ export function redisOrMemoryStore (redis: Redis, nameSpace: string, unreachable
 
     constructor (private readonly options: LimitOptions) {
       this.shared = new RedisStore(options.continueExceeding, options.exponentialBackoff, redis, nameSpace + routePrefix(options))
-      this.memory = new LocalStore(options.continueExceeding, options.exponentialBackoff)
+      this.memory = new MemoryStore(options)
     }
 
     incr (key: string, done: Counted, timeWindow: number, max: number): void {
@@ -73,6 +106,5 @@ export function redisOrMemoryStore (redis: Redis, nameSpace: string, unreachable
       return new RedisOrMemoryStore({ ...this.options, ...options })
     }
   }
-  // The package's types lag behind it: it passes incr the window and the maximum too.
-  return RedisOrMemoryStore as unknown as FastifyRateLimitStoreCtor
+  return asStoreClass(RedisOrMemoryStore)
 }

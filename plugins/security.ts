@@ -7,7 +7,7 @@ import createError from '@fastify/error'
 import type { FastifyRequest } from 'fastify'
 import Redis from 'ioredis'
 import { errors, withRetryAfter } from '../lib/errors'
-import { redisOrMemoryStore } from './rate-limit-store'
+import { memoryStore, redisOrMemoryStore } from './rate-limit-store'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -108,7 +108,7 @@ export default fp(async function security (fastify) {
     max: config.authRateLimitMax,
     timeWindow: config.authRateLimitWindow * 1000,
     errorResponseBuilder: (_request, context) => new RateLimited(context.after),
-    ...(redis === null ? {} : { store: redisOrMemoryStore(redis, 'child-health-rate-limit-', unreachable) })
+    store: redis === null ? memoryStore() : redisOrMemoryStore(redis, 'child-health-rate-limit-', unreachable)
   })
 
   // Counted in the same store as the routes' own limits, under keys that name their bucket.

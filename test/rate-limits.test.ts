@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import net from 'node:net'
 import { freePort } from '../db/embedded'
 import { createSigner } from 'fast-jwt'
-import { bearer, build, register, PASSWORD, type App, type Pair } from './helper'
+import { bearer, build, call, register, PASSWORD, type App, type Pair } from './helper'
 
 /**
  * The auth rate limits: a bucket per client address on each auth route, one
@@ -76,6 +76,14 @@ for (const [outage, redisUrl] of [
     }
   })
 }
+
+t.test('requests that come together are counted one by one: exactly AUTH_RATE_LIMIT_MAX of a burst pass', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: String(MAX), AUTH_RATE_LIMIT_WINDOW: '60' } })
+  const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => app.inject({
+    method: 'POST', url: '/api/auth/login', remoteAddress: '198.51.100.40', payload: { email: `nobody${i}@example.org`, password: 'a wrong password' }
+  })))
+  t.same(burst.filter(res => res.statusCode !== 429).map(res => res.statusCode), Array(MAX).fill(401), 'ten answered, the rest refused')
+})
 
 t.test('a login is limited per account too: guessing one account from many addresses meets a 429 after AUTH_RATE_LIMIT_MAX', async t => {
   const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: String(MAX), AUTH_RATE_LIMIT_WINDOW: '60' } })
