@@ -157,3 +157,47 @@ t.test('a forged or revoked token counts in no account\'s bucket: it cannot lock
   }
   t.equal((await changePassword(app, '198.51.100.50', victim.accessToken, PASSWORD)).statusCode, 204, 'the victim changes the password')
 })
+
+const changeEmail = (app: App, pair: Pair, email: string, ip = '192.0.2.1') => app.inject({
+  method: 'PATCH', url: '/api/me', remoteAddress: ip, headers: bearer(pair.accessToken), payload: { email }
+})
+
+t.test('300 e-mail changes in a burst, probing which addresses are taken, meet a 429 after AUTH_RATE_LIMIT_MAX', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: String(MAX), AUTH_RATE_LIMIT_WINDOW: '60' } })
+  const prober = await register(app)
+  const taken = await Promise.all(Array.from({ length: 5 }, (_, i) => register(app, { email: `taken${i}@example.org` })))
+  const started = Date.now()
+  const probes = await Promise.all(Array.from({ length: 300 }, (_, i) =>
+    changeEmail(app, prober, i % 60 < 5 ? taken[i % 60].user.email : `probe${i}@example.org`)))
+  t.comment(`300 probes in ${Date.now() - started} ms`)
+  const statuses = probes.map(res => res.statusCode)
+  t.equal(statuses.filter(status => status !== 429).length, MAX, 'only AUTH_RATE_LIMIT_MAX are answered')
+  t.ok(statuses.every(status => [200, 409, 429].includes(status)), 'the rest are 429')
+  const refused = probes.find(res => res.statusCode === 429)
+  t.equal(refused?.json().code, 'RATE_LIMITED')
+  t.ok(Number(refused?.headers['retry-after']) > 0, 'with Retry-After')
+})
+
+t.test('an e-mail change is counted per account and per address, and only when the e-mail changes', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open', AUTH_RATE_LIMIT_MAX: '3', AUTH_RATE_LIMIT_WINDOW: '60' } })
+  const user = await register(app)
+  const other = await register(app)
+  const third = await register(app)
+  t.same([
+    (await changeEmail(app, user, 'first@example.org', '192.0.2.1')).statusCode,
+    (await changeEmail(app, user, other.user.email, '192.0.2.2')).statusCode,
+    (await changeEmail(app, user, 'second@example.org', '192.0.2.3')).statusCode
+  ], [200, 409, 200], 'three changes from three addresses, the refused one counted too')
+  t.equal((await changeEmail(app, user, 'third@example.org', '192.0.2.4')).statusCode, 429, 'the account\'s 4th, from a 4th address')
+  t.equal((await changeEmail(app, user, 'second@example.org', '192.0.2.4')).statusCode, 200, 'the same e-mail again is not a change, and not counted')
+  t.equal((await call(app, user, 'PATCH', '/api/me', { name: 'A new name' })).statusCode, 200, 'nor is a change of the name alone')
+
+  t.same([
+    (await changeEmail(app, other, 'o1@example.org', '192.0.2.9')).statusCode,
+    (await changeEmail(app, third, 't1@example.org', '192.0.2.9')).statusCode,
+    (await changeEmail(app, other, 'o2@example.org', '192.0.2.9')).statusCode
+  ], [200, 200, 200])
+  t.equal((await changeEmail(app, third, 't2@example.org', '192.0.2.9')).statusCode, 429, 'an address\'s 4th, whatever the accounts')
+  t.equal((await changeEmail(app, third, 't2@example.org', '192.0.2.10')).statusCode, 200, 'the same account elsewhere has changes left')
+  t.equal((await call(app, user, 'GET', '/api/me')).json().email, 'second@example.org', 'a refused change changed nothing')
+})

@@ -29,14 +29,28 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => profile(request.user.id))
 
+  // A new e-mail answers whether another account has it (409): it is limited like registering, per address and per account.
+  const emailChangesByAddress = fastify.authLimit('email-change-address', request => request.ip)
+  const emailChangesByAccount = fastify.authLimit('email-change-account', request => String(request.user.id))
+
   fastify.patch('/api/me', {
+    preHandler: async request => {
+      const { email } = request.body
+      if (email === undefined) return
+      const current = await findUser(sql, request.user.id)
+      if (current === undefined || current.email === email) return
+      await emailChangesByAddress(request)
+      await emailChangesByAccount(request)
+    },
     schema: {
       operationId: 'updateMe',
       tags: ['me'],
       summary: 'Change one\'s name or e-mail',
+      description: 'A request whose email differs from the account\'s is limited like registering: AUTH_RATE_LIMIT_MAX a window per client address and per account, refused ones included (409 EMAIL_TAKEN among them); beyond, 429 with Retry-After. ' +
+        'A change of the name alone, or the same e-mail again, is not counted.',
       security: bearer,
       body: PatchMeBody,
-      response: { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 409) }
+      response: { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 409, 429) }
     }
   }, async request => {
     const { id } = request.user
