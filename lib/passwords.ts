@@ -98,14 +98,25 @@ export const passwordKey = {
   email: (email: string): string => `email:${email.toLowerCase()}`
 }
 
+function refusal (): Error {
+  const refused = new errors.rateLimited(`Too many password checks for this account are already waiting; retry in ${PASSWORD_RETRY_AFTER} second`)
+  return withRetryAfter(refused, PASSWORD_RETRY_AFTER)
+}
+
 async function inTurn<T> (key: string, message: Record<string, unknown>): Promise<T> {
   try {
     return await work.run(key, () => pool.run<T>(message))
   } catch (error) {
-    if (!(error instanceof QueueFull)) throw error
-    const refused = new errors.rateLimited(`Too many password checks for this account are already waiting; retry in ${PASSWORD_RETRY_AFTER} second`)
-    throw withRetryAfter(refused, PASSWORD_RETRY_AFTER)
+    throw error instanceof QueueFull ? refusal() : error
   }
+}
+
+/**
+ * Throws the 429 a password job of `key` would get now, so that a request
+ * refused anyway costs no more work (a query for the hash, for instance).
+ */
+export function checkPasswordTurn (key: string): void {
+  if (work.pending(key) >= PASSWORD_JOBS_PER_KEY) throw refusal()
 }
 
 /** A bcrypt hash of the password, made in `key`'s turn; a 429 error when the key already has its share of jobs. */

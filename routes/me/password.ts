@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
+import { checkPasswordTurn, hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
 import { revokeUserSessions } from '../../sql/sessions'
 import { findCredentialsById, setPasswordHash } from '../../sql/users'
 import { PasswordBody } from './schemas'
@@ -38,6 +38,7 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { id, sessionId } = request.user
+    checkPasswordTurn(passwordKey.user(id))
     const account = await findCredentialsById(sql, id)
     if (account === undefined || !(await verifyPassword(request.body.currentPassword, account.passwordHash, passwordKey.user(id)))) {
       throw new errors.wrongPassword()
