@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { checkPasswordTurn, hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
@@ -15,13 +16,24 @@ import { PasswordBody } from './schemas'
  * user of an active session, read after the token's signature and the
  * session are checked: a forged or revoked token is a 401 and counts in no
  * account's bucket, so nobody can spend another user's requests.
+ *
+ * An account whose password checks already fill its share is refused before
+ * the database is asked anything, by the account the token's signature
+ * names: a flood of refusals then costs no query. Nothing is counted there,
+ * so a token whose session has ended learns only that its account is busy.
  */
 const password: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
 
+  async function refuseWhileBusy (request: FastifyRequest): Promise<void> {
+    const userId = fastify.tokenSubject(request)
+    if (userId !== null) checkPasswordTurn(passwordKey.user(userId))
+  }
+
   fastify.post('/api/me/password', {
     onRequest: [
       fastify.authLimit('password-address', request => request.ip),
+      refuseWhileBusy,
       fastify.authenticate,
       fastify.authLimit('password-account', request => String(request.user.id))
     ],
@@ -38,7 +50,6 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { id, sessionId } = request.user
-    checkPasswordTurn(passwordKey.user(id))
     const account = await findCredentialsById(sql, id)
     if (account === undefined || !(await verifyPassword(request.body.currentPassword, account.passwordHash, passwordKey.user(id)))) {
       throw new errors.wrongPassword()
