@@ -17,6 +17,7 @@ import growth from './plugins/growth'
 import tokens from './plugins/tokens'
 import authRoutes from './routes/auth'
 import me from './routes/me'
+import mePassword from './routes/me/password'
 import access from './plugins/access'
 import changeEvents from './plugins/change-events'
 import uploads from './plugins/uploads'
@@ -157,6 +158,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(docs)
   await app.register(authRoutes)
   await app.register(invites)
+  await app.register(mePassword)
   await app.register(staticFiles)
   await app.register(calendarFile, { prefix: '/api/calendar' })
   await app.register(events)

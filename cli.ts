@@ -8,6 +8,9 @@ import type { Sql } from './db/client'
 import { buildValidator } from './plugins/validation'
 import { Email, Password, UserName } from './routes/auth/schemas'
 import { hashPassword } from './lib/passwords'
+
+/** The password jobs of the command line, which runs one at a time. */
+const COMMAND_LINE = 'command-line'
 import { StrictObject } from './lib/schemas'
 import { plainArchive, type ArchiveSource } from './db/backup/archive'
 import { writeBackup } from './db/backup/backup'
@@ -191,7 +194,7 @@ const commands: Record<string, Command> = {
       return withDatabase(config, async sql => {
         const user = await sql.begin(async tx => {
           if (await emailTaken(tx, account.email)) throw new Error(`a user with the e-mail ${account.email} already exists`)
-          const passwordHash = await hashPassword(account.password, config.bcryptCost)
+          const passwordHash = await hashPassword(account.password, config.bcryptCost, COMMAND_LINE)
           return insertUser(tx, { email: account.email, name: account.name, passwordHash, role: 'admin' })
         })
         return `created the administrator ${user.email} (id ${user.id})`
@@ -206,7 +209,7 @@ const commands: Record<string, Command> = {
       return withDatabase(config, async sql => {
         const account = await findCredentials(sql, email)
         if (account === undefined) throw new Error(`no user has the e-mail ${email}`)
-        const passwordHash = await hashPassword(password, config.bcryptCost)
+        const passwordHash = await hashPassword(password, config.bcryptCost, COMMAND_LINE)
         await sql.begin(async tx => {
           await setPasswordHash(tx, account.id, passwordHash)
           await revokeUserSessions(tx, account.id)

@@ -10,6 +10,7 @@ import {
   adminStats, createMeasurement, growth, growthMisses, growthPerPoint, listMeasurements, listMisses, listNotModified, listVisits, logIn, measurementsPath,
   oneChildList, readChild, refreshTokens, type World
 } from './lib/scenarios'
+import { floodLines, floodTargets, passwordFlood, type FloodReport } from './lib/password-flood'
 import { growLarge, LARGE, seed, type Counts } from './lib/seed'
 import { startService } from './lib/service'
 import { settings } from './lib/settings'
@@ -214,6 +215,9 @@ async function main (): Promise<void> {
   for (const step of steps) await step()
   const cache = await cacheReport(world, admin)
 
+  console.log('Password flood: wrong password changes of one account from a process at nice 19, while another user logs in (bcrypt cost 12) ...')
+  const flood: FloodReport = await passwordFlood(db.url, db.dir)
+
   // The same service on a hundred times the data, unless BENCH_LARGE=off.
   let large: Counts | null = null
   let growthCost: { small: GrowthCost, large: GrowthCost } | null = null
@@ -249,7 +253,7 @@ async function main (): Promise<void> {
   }
   const byKey = new Map(rows.map(row => [row.key, row.figures]))
   const r = ratios(byKey)
-  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost), ...writeTargets(byKey, csv)]
+  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost), ...writeTargets(byKey, csv), ...floodTargets(flood)]
   console.log(`\n${table(rows)}\n`)
   console.log('Ratios (req/s unless said):')
   console.log(`  measurements list / database read floor  ${r.listToReadFloor}`)
@@ -267,9 +271,10 @@ async function main (): Promise<void> {
       `${exports.status200} answered 200, ${exports.status429} answered 429, ${exports.otherStatus} another status, ${exports.noStatus} no status line, ${exports.errors} socket errors; ` +
       `${slowloris.connections} slowloris connections at a time, ${slowloris.opened} opened, ${slowloris.cutByService} cut by the service (${slowloris.answered408} with 408)`)
   }
-  console.log(`\nTargets (reads at the machine's ceiling, the earlier benchmark, fair use, a hundred times the data):\n${targetLines(t)}`)
+  console.log(`\n${floodLines(flood)}`)
+  console.log(`\nTargets (reads at the machine's ceiling, the earlier benchmark, fair use, a hundred times the data, the password flood):\n${targetLines(t)}`)
   for (const note of notes) console.log(`Note: ${note}`)
-  writeResults(RESULTS_FILE, { counts: large === null ? counts : { ...counts, ...Object.fromEntries(Object.entries(large).map(([key, value]) => [`large.${key}`, value])) }, rows, ratios: r, targets: t, stalls: stallReport, cache, notes })
+  writeResults(RESULTS_FILE, { counts: large === null ? counts : { ...counts, ...Object.fromEntries(Object.entries(large).map(([key, value]) => [`large.${key}`, value])) }, rows, ratios: r, targets: t, stalls: stallReport, cache, passwordFlood: flood, notes })
   console.log(`\nWritten to ${path.relative(process.cwd(), RESULTS_FILE)} in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 

@@ -55,6 +55,11 @@ export function errorCodesByStatus (): Map<number, string[]> {
 
 export type ErrorDetails = Record<string, unknown>
 
+/** Tells, on a 429 or a 503, when to try again: the error handler answers it with `Retry-After`. */
+export function withRetryAfter<E extends Error> (error: E, seconds: number): E {
+  return Object.assign(error, { retryAfter: seconds })
+}
+
 /** Attaches `details` to an error before it is thrown. */
 export function withDetails<E extends Error> (error: E, details: ErrorDetails): E {
   return Object.assign(error, { details })

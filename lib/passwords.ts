@@ -1,5 +1,7 @@
 import os from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { errors, withRetryAfter } from './errors'
+import { FairQueue, QueueFull } from './fair-queue'
 
 /**
  * bcrypt in worker threads, so that hashing a password never stalls the event
@@ -10,17 +12,26 @@ import { Worker } from 'node:worker_threads'
 export const MIN_PASSWORD_BYTES = 8
 export const MAX_PASSWORD_BYTES = 72
 
+/** Password jobs one key (an account, an e-mail) may have waiting or running; one more is a 429. */
+export const PASSWORD_JOBS_PER_KEY = 2
+
+/** When a key whose jobs fill its share may try again, in seconds: about one job of the highest cost. */
+export const PASSWORD_RETRY_AFTER = 1
+
+// The workers keep the process's priority. They are one fewer than the cores,
+// so they never take the event loop's core; niced (10), a worker got about a
+// tenth of a core as soon as the event loop, PostgreSQL or another process
+// wanted the rest, and a flood of refused requests, cheap each but many, made
+// another user's login five to ten times slower.
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads')
 const bcrypt = require(workerData.bcrypt)
-// On Linux the nice value is per thread: hashing yields the CPU to requests.
-try { require('node:os').setPriority(10) } catch {}
-parentPort.on('message', ({ id, op, password, hash, cost }) => {
+parentPort.on('message', ({ op, password, hash, cost }) => {
   try {
     const result = op === 'hash' ? bcrypt.hashSync(password, cost) : bcrypt.compareSync(password, hash)
-    parentPort.postMessage({ id, result })
+    parentPort.postMessage({ result })
   } catch (error) {
-    parentPort.postMessage({ id, error: String(error && error.message || error) })
+    parentPort.postMessage({ error: String(error && error.message || error) })
   }
 })
 `
@@ -30,61 +41,92 @@ interface Job {
   reject: (error: Error) => void
 }
 
+/** Worker threads that each run one job at a time; the queue in front of it never gives it more jobs than it has threads. */
 class Pool {
-  private readonly workers: Worker[] = []
-  private readonly jobs = new Map<number, Job>()
-  private next = 0
-  private turn = 0
+  private readonly idle: Worker[] = []
+  private readonly busy = new Map<Worker, Job>()
+  private started = 0
 
-  constructor (private readonly size: number) {}
+  constructor (readonly size: number) {}
 
   private worker (): Worker {
-    if (this.workers.length < this.size) {
-      const worker = new Worker(WORKER, { eval: true, workerData: { bcrypt: require.resolve('bcryptjs') } })
-      worker.on('message', ({ id, result, error }) => {
-        const job = this.jobs.get(id)
-        this.jobs.delete(id)
-        if (error !== undefined) job?.reject(new Error(error))
-        else job?.resolve(result)
-        this.idleWhenDone()
-      })
-      worker.on('error', error => {
-        for (const job of this.jobs.values()) job.reject(error)
-        this.jobs.clear()
-        this.workers.splice(this.workers.indexOf(worker), 1)
-      })
+    const idle = this.idle.pop()
+    if (idle !== undefined) return idle
+    if (this.started >= this.size) throw new Error('the password pool was given more jobs than it has threads')
+    this.started += 1
+    const worker = new Worker(WORKER, { eval: true, workerData: { bcrypt: require.resolve('bcryptjs') } })
+    worker.on('message', ({ result, error }) => {
+      const job = this.busy.get(worker)
+      this.busy.delete(worker)
+      // An idle worker does not keep the process alive; a worker with a job does.
       worker.unref()
-      this.workers.push(worker)
-      return worker
-    }
-    this.turn = (this.turn + 1) % this.workers.length
-    return this.workers[this.turn]
-  }
-
-  /** Idle workers do not keep the process alive; a worker with a job does. */
-  private idleWhenDone (): void {
-    if (this.jobs.size === 0) for (const worker of this.workers) worker.unref()
+      this.idle.push(worker)
+      if (error !== undefined) job?.reject(new Error(error))
+      else job?.resolve(result)
+    })
+    worker.on('error', error => {
+      this.busy.get(worker)?.reject(error)
+      this.busy.delete(worker)
+      const at = this.idle.indexOf(worker)
+      if (at !== -1) this.idle.splice(at, 1)
+      this.started -= 1
+    })
+    return worker
   }
 
   run<T> (message: Record<string, unknown>): Promise<T> {
-    const id = this.next++
     return new Promise<T>((resolve, reject) => {
-      this.jobs.set(id, { resolve, reject })
       const worker = this.worker()
+      this.busy.set(worker, { resolve, reject })
       worker.ref()
-      worker.postMessage({ id, ...message })
+      worker.postMessage(message)
     })
   }
 }
 
 const pool = new Pool(Math.max(1, os.availableParallelism() - 1))
 
-export function hashPassword (password: string, cost: number): Promise<string> {
-  return pool.run<string>({ op: 'hash', password, cost })
+/**
+ * The pool's jobs, served in turns between keys: a flood of one account waits
+ * behind its own jobs and delays another account by at most the jobs running.
+ */
+const work = new FairQueue(pool.size, PASSWORD_JOBS_PER_KEY)
+
+/** The key of a password job: the account it is for, or the e-mail of one that does not exist (a login, a registration). */
+export const passwordKey = {
+  user: (id: number): string => `user:${id}`,
+  email: (email: string): string => `email:${email.toLowerCase()}`
 }
 
-export function verifyPassword (password: string, hash: string): Promise<boolean> {
-  return pool.run<boolean>({ op: 'verify', password, hash })
+function refusal (): Error {
+  const refused = new errors.rateLimited(`Too many password checks for this account are already waiting; retry in ${PASSWORD_RETRY_AFTER} second`)
+  return withRetryAfter(refused, PASSWORD_RETRY_AFTER)
+}
+
+async function inTurn<T> (key: string, message: Record<string, unknown>): Promise<T> {
+  try {
+    return await work.run(key, () => pool.run<T>(message))
+  } catch (error) {
+    throw error instanceof QueueFull ? refusal() : error
+  }
+}
+
+/**
+ * Throws the 429 a password job of `key` would get now, so that a request
+ * refused anyway costs no more work (a query for the hash, for instance).
+ */
+export function checkPasswordTurn (key: string): void {
+  if (work.pending(key) >= PASSWORD_JOBS_PER_KEY) throw refusal()
+}
+
+/** A bcrypt hash of the password, made in `key`'s turn; a 429 error when the key already has its share of jobs. */
+export function hashPassword (password: string, cost: number, key: string): Promise<string> {
+  return inTurn<string>(key, { op: 'hash', password, cost })
+}
+
+/** Whether the password matches the hash, checked in `key`'s turn; a 429 error when the key already has its share of jobs. */
+export function verifyPassword (password: string, hash: string, key: string): Promise<boolean> {
+  return inTurn<boolean>(key, { op: 'verify', password, hash })
 }
 
 /** A hash of a password nobody has, compared against when an account is unknown, so both answers take the same time. */
@@ -92,12 +134,8 @@ const dummyHashes = new Map<number, Promise<string>>()
 export function dummyHash (cost: number): Promise<string> {
   let hash = dummyHashes.get(cost)
   if (hash === undefined) {
-    hash = hashPassword(`no account ${Math.random()}`, cost)
+    hash = hashPassword(`no account ${Math.random()}`, cost, `dummy:${cost}`)
     dummyHashes.set(cost, hash)
   }
   return hash
-}
-
-export function passwordBytes (password: string): number {
-  return Buffer.byteLength(password, 'utf8')
 }

@@ -48,10 +48,14 @@ export interface ErrorBody {
 interface Answer {
   status: number
   body: ErrorBody
+  /** Seconds after which the client may try again, for Retry-After. */
+  retryAfter?: number
 }
 
 type AnyError = FastifyError & {
   details?: Record<string, unknown>
+  /** Set by withRetryAfter. */
+  retryAfter?: number
   severity?: string
   /** PostgreSQL's column and detail, when it gives them. */
   column_name?: string
@@ -182,7 +186,9 @@ export function answerFor (error: AnyError, request: FastifyRequest, production:
     return { status: 400, body: { error: 'The request is not valid', code: 'VALIDATION_ERROR', details: { issues: validationIssues(error) } } }
   }
   if (OWN_CODES.has(code)) {
-    return { status: error.statusCode ?? 500, body: { error: error.message, code, details: error.details ?? {} } }
+    const answer: Answer = { status: error.statusCode ?? 500, body: { error: error.message, code, details: error.details ?? {} } }
+    if (error.retryAfter !== undefined) answer.retryAfter = error.retryAfter
+    return answer
   }
   switch (code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -234,7 +240,8 @@ export function answerFor (error: AnyError, request: FastifyRequest, production:
 }
 
 export function sendError (reply: FastifyReply, answer: Answer): FastifyReply {
-  if (answer.status === 503) reply.header('retry-after', '5')
+  if (answer.retryAfter !== undefined) reply.header('retry-after', String(answer.retryAfter))
+  else if (answer.status === 503) reply.header('retry-after', '5')
   if (answer.status === 401) reply.header('www-authenticate', 'Bearer')
   return reply.code(answer.status).send(answer.body)
 }

@@ -4,7 +4,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import createError from '@fastify/error'
+import type { FastifyRequest } from 'fastify'
 import Redis from 'ioredis'
+import { errors, withRetryAfter } from '../lib/errors'
+import { memoryStore, redisOrMemoryStore } from './rate-limit-store'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * A hook that counts a request in a bucket of AUTH_RATE_LIMIT_MAX requests
+     * per AUTH_RATE_LIMIT_WINDOW for each key `keyOf` names (an account, an
+     * address), or refuses it with 429 RATE_LIMITED and Retry-After. A request
+     * without a key (null) is not counted.
+     */
+    authLimit: (bucket: string, keyOf: (request: FastifyRequest) => string | null) => (request: FastifyRequest) => Promise<void>
+  }
+}
 
 const RateLimited = createError('RATE_LIMITED', 'Too many requests; retry in %s', 429)
 
@@ -36,11 +51,10 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = helmetHeaders(
 const REDIS_WARNING_EVERY_MS = 60_000
 
 /**
- * The Redis of the rate limiter. While it cannot be reached, counting fails
- * at once (no command waits in a queue, none waits more than half a second)
- * and the limiter lets requests through; it reconnects by itself.
+ * The Redis of the rate limiter. While it cannot be reached, no command waits
+ * in a queue and none waits more than half a second; it reconnects by itself.
  */
-function rateLimitRedis (url: string, warn: (error: Error) => void): Redis {
+function rateLimitRedis (url: string, unreachable: (error: Error) => void): Redis {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -48,20 +62,26 @@ function rateLimitRedis (url: string, warn: (error: Error) => void): Redis {
     commandTimeout: 500,
     retryStrategy: attempts => Math.min(attempts * 250, 2000)
   })
+  redis.on('error', unreachable)
+  return redis
+}
+
+/** A warning at most once a minute, however often Redis fails. */
+function throttledWarning (warn: (error: Error) => void): (error: Error) => void {
   let warnedAt = -Infinity
-  redis.on('error', error => {
+  return error => {
     if (Date.now() - warnedAt < REDIS_WARNING_EVERY_MS) return
     warnedAt = Date.now()
     warn(error)
-  })
-  return redis
+  }
 }
 
 /**
  * Security headers on every response, CORS only for the configured origins, and
  * the rate limiter that routes opt into (`config.rateLimit`). With REDIS_URL
- * the limiter's counters are kept in Redis and shared by every instance;
- * without it, in memory.
+ * the limiter's counters are kept in Redis and shared by every instance, and
+ * in this instance's memory while Redis cannot be reached; without it, in
+ * memory.
  */
 export default fp(async function security (fastify) {
   const { config } = fastify
@@ -79,9 +99,8 @@ export default fp(async function security (fastify) {
     maxAge: 600
   })
 
-  const redis = config.redisUrl === null
-    ? null
-    : rateLimitRedis(config.redisUrl, error => fastify.log.warn({ err: error }, 'Redis is unreachable: rate limits are not counted until it answers again'))
+  const unreachable = throttledWarning(error => fastify.log.warn({ err: error }, 'Redis is unreachable: rate limits are counted in this instance\'s memory until it answers again'))
+  const redis = config.redisUrl === null ? null : rateLimitRedis(config.redisUrl, unreachable)
   if (redis !== null) fastify.addHook('onClose', async () => { redis.disconnect() })
 
   await fastify.register(rateLimit, {
@@ -89,8 +108,18 @@ export default fp(async function security (fastify) {
     max: config.authRateLimitMax,
     timeWindow: config.authRateLimitWindow * 1000,
     errorResponseBuilder: (_request, context) => new RateLimited(context.after),
-    ...(redis === null ? {} : { redis, nameSpace: 'child-health-rate-limit-' }),
-    // A store that fails (Redis away) lets the request through.
-    skipOnError: true
+    store: redis === null ? memoryStore() : redisOrMemoryStore(redis, 'child-health-rate-limit-', unreachable)
+  })
+
+  // Counted in the same store as the routes' own limits, under keys that name their bucket.
+  fastify.decorate('authLimit', function authLimit (bucket: string, keyOf: (request: FastifyRequest) => string | null) {
+    const count = fastify.createRateLimit({ keyGenerator: request => `${bucket}:${keyOf(request) ?? ''}` })
+    return async function limit (request: FastifyRequest): Promise<void> {
+      if (keyOf(request) === null) return
+      const counted = await count(request)
+      if (counted.isAllowed || !counted.isExceeded) return
+      const seconds = Math.max(1, counted.ttlInSeconds)
+      throw withRetryAfter(new errors.rateLimited(`Too many requests; retry in ${seconds} seconds`), seconds)
+    }
   })
 }, { name: 'security', dependencies: ['config'] })

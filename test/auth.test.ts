@@ -451,8 +451,8 @@ t.test('sessions: list and delete one\'s own', async t => {
 t.test('rate limits on the auth routes', async t => {
   const app = await build(t, { env: { ...OPEN, AUTH_RATE_LIMIT_MAX: '3', AUTH_RATE_LIMIT_WINDOW: '4', TRUST_PROXY: 'true' } })
   const a = await register(app, { email: 'a@example.org' })
-  const attempt = (ip = '203.0.113.5') => app.inject({
-    method: 'POST', url: '/api/auth/login', headers: { 'x-forwarded-for': ip }, payload: { email: 'a@example.org', password: 'wrong password' }
+  const attempt = (ip = '203.0.113.5', email = 'a@example.org') => app.inject({
+    method: 'POST', url: '/api/auth/login', headers: { 'x-forwarded-for': ip }, payload: { email, password: 'wrong password' }
   })
   t.same([(await attempt()).statusCode, (await attempt()).statusCode, (await attempt()).statusCode], [401, 401, 401], 'refused requests count too')
   const limited = await attempt()
@@ -463,7 +463,8 @@ t.test('rate limits on the auth routes', async t => {
   const malformed = await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'x-forwarded-for': '203.0.113.5' }, payload: { nope: 1 } })
   t.equal(malformed.statusCode, 429, 'the limit is checked before the body')
 
-  t.equal((await attempt('203.0.113.9')).statusCode, 401, 'another client address has its own bucket')
+  t.equal((await attempt('203.0.113.9', 'b@example.org')).statusCode, 401, 'another client address has its own bucket')
+  t.equal((await attempt('203.0.113.9')).statusCode, 429, 'but the account has its own too, whatever the address')
   const register2 = await app.inject({ method: 'POST', url: '/api/auth/register', headers: { 'x-forwarded-for': '203.0.113.5' }, payload: { email: 'z@example.org', password: PASSWORD, name: 'Z' } })
   t.equal(register2.statusCode, 201, 'each route has its own bucket')
   t.equal((await me(app, a.accessToken)).statusCode, 200, 'other routes are not limited')

@@ -30,6 +30,25 @@ t.test('keys are served in turns, one job each', async t => {
   t.same(log, ['z1', 'a1', 'b1', 'c1', 'a2', 'b2', 'a3', 'a4'], 'a flood of a waits behind one job of each other key')
 })
 
+t.test('a key that comes while another key\'s job waits goes ahead of it: it waits only for the job running', async t => {
+  const queue = new FairQueue(1, 2)
+  const log: string[] = []
+  const gates = new Map<string, ReturnType<typeof gate>>()
+  const results: Array<Promise<string>> = []
+  for (const name of ['a1', 'a2', 'b1']) {
+    const g = gate(log, name)
+    gates.set(name, g)
+    results.push(queue.run(name[0], g.job))
+  }
+  for (let i = 0; i < 3; i += 1) {
+    await tick()
+    gates.get(log[log.length - 1])?.open()
+    await tick()
+  }
+  await Promise.all(results)
+  t.same(log, ['a1', 'b1', 'a2'], 'b waits for a1, which was running, and not for a2, which was waiting')
+})
+
 t.test('at most `concurrency` jobs run at once', async t => {
   const queue = new FairQueue(2, 100)
   let running = 0

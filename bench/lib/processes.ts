@@ -12,8 +12,12 @@ export interface Running {
 const TAIL_LINES = 40
 const STOP_GRACE_MS = 15_000
 
-export function startProcess (name: string, args: string[], env: Record<string, string>, cwd: string): Running {
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+/** Starts Node with `args`; with `nice`, through nice(1) at that niceness, so that every thread of the process has it. */
+export function startProcess (name: string, args: string[], env: Record<string, string>, cwd: string, options: { nice?: number } = {}): Running {
+  const [command, commandArgs] = options.nice === undefined
+    ? [process.execPath, args]
+    : ['nice', ['-n', String(options.nice), process.execPath, ...args]]
+  const child = spawn(command, commandArgs, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []
   const keep = (chunk: Buffer): void => {
     lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { Figures } from './load'
+import type { FloodReport } from './password-flood'
 import type { Counts } from './seed'
 import { settings } from './settings'
 import type { StallCounts } from './stalls'
@@ -172,7 +173,7 @@ export function machine (): Record<string, unknown> {
   return { cpus: os.availableParallelism(), cpuModel: os.cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
 }
 
-export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, cache: CacheReport | null, notes: string[] }): void {
+export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, cache: CacheReport | null, passwordFlood: FloodReport, notes: string[] }): void {
   const results = {
     finishedAt: new Date().toISOString(),
     machine: machine(),
@@ -192,6 +193,7 @@ export function writeResults (file: string, content: { counts: Counts, rows: Row
     targets: content.targets,
     stalls: content.stalls,
     responseCache: content.cache,
+    passwordFlood: content.passwordFlood,
     notes: content.notes
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { settings } from './settings'
-import { startProcess, waitForHttp } from './processes'
+import { startProcess, stopProcess, waitForHttp } from './processes'
 import { freePort } from '../../db/embedded'
 
 export const ROOT = path.join(__dirname, '..', '..')
@@ -13,6 +13,8 @@ export interface Service {
   growthTables: boolean
   /** The service's UPLOAD_DIR, where attachment files are stored. */
   uploadDir: string
+  /** Stops it before the run ends. */
+  stop: () => Promise<void>
 }
 
 /** Only what the child needs: nothing of the caller's configuration leaks into the service. */
@@ -28,12 +30,14 @@ export function baseEnv (): Record<string, string> {
 /**
  * The built service (`dist/server.js`) in production mode against the run's
  * database. BENCH_FROM_SOURCE=1 runs server.ts through tsx instead, for when
- * the build is broken.
+ * the build is broken. A second service of the run takes a `name` of its own
+ * (its folder) and settings of its own in `env`.
  */
-export async function startService (databaseUrl: string, dir: string): Promise<Service> {
+export async function startService (databaseUrl: string, dir: string, options: { name?: string, env?: Record<string, string> } = {}): Promise<Service> {
+  const name = options.name ?? 'service'
   const port = await freePort()
   const growthTables = existsSync(SHARED_GROWTH)
-  const dataDir = path.join(dir, 'service')
+  const dataDir = path.join(dir, name)
   const uploadDir = path.join(dataDir, 'uploads')
   for (const sub of ['uploads', 'avatars', 'growth']) mkdirSync(path.join(dataDir, sub), { recursive: true })
   const env = {
@@ -55,11 +59,12 @@ export async function startService (databaseUrl: string, dir: string): Promise<S
     // Without the WHO tables beside the project, a download would be tried:
     // it is pointed at a closed local port so the run stays on loopback.
     GROWTH_DATA_DIR: growthTables ? SHARED_GROWTH : path.join(dataDir, 'growth'),
-    ...(growthTables ? {} : { GROWTH_DATA_URL: 'http://127.0.0.1:9/' })
+    ...(growthTables ? {} : { GROWTH_DATA_URL: 'http://127.0.0.1:9/' }),
+    ...options.env
   }
   const args = process.env.BENCH_FROM_SOURCE === '1' ? ['--import', 'tsx', 'server.ts'] : ['dist/server.js']
-  const service = startProcess('the service', args, env, ROOT)
+  const service = startProcess(name === 'service' ? 'the service' : `the ${name}`, args, env, ROOT)
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(service, `${url}/api/health`)
-  return { url, growthTables, uploadDir }
+  return { url, growthTables, uploadDir, stop: () => stopProcess(service) }
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors, withDetails } from '../../lib/errors'
-import { hashPassword } from '../../lib/passwords'
+import { hashPassword, passwordKey } from '../../lib/passwords'
 import { errorResponses } from '../../lib/schemas'
 import { removeStoredFiles } from '../../lib/stored-files'
 import type { Db } from '../../db/client'
@@ -53,14 +53,15 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'createAdminUser',
       tags,
       summary: 'Create a user',
-      description: 'The user belongs to no family until one is created or joined. The role is `user` unless given.',
+      description: 'The user belongs to no family until one is created or joined. The role is `user` unless given. ' +
+        'Passwords are hashed in turns between accounts; an administrator with two passwords being hashed gets a 429 with Retry-After for a third.',
       security,
       body: CreateUserBody,
-      response: { 201: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 409) }
+      response: { 201: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 409, 429) }
     }
   }, async (request, reply) => {
     const { email, password, name, role } = request.body
-    const passwordHash = await hashPassword(password, config.bcryptCost)
+    const passwordHash = await hashPassword(password, config.bcryptCost, passwordKey.user(request.user.id))
     const user = await sql.begin(async tx => {
       if (await emailTaken(tx, email)) throw new errors.emailTaken()
       const { id } = await insertUser(tx, { email, name, passwordHash, role: role ?? 'user' })
@@ -113,16 +114,16 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'setAdminUserPassword',
       tags,
       summary: 'Set a user\'s password',
-      description: 'Every session of the user is revoked.',
+      description: 'Every session of the user is revoked. Passwords are hashed in turns between accounts; an administrator with two passwords being hashed gets a 429 with Retry-After for a third.',
       security,
       params: UserParams,
       body: SetPasswordBody,
-      response: { 204: Type.Null({ description: 'Set' }), ...errorResponses(400, 401, 403, 404) }
+      response: { 204: Type.Null({ description: 'Set' }), ...errorResponses(400, 401, 403, 404, 429) }
     }
   }, async (request, reply) => {
     const { id } = request.params
     if (await findUser(sql, id) === undefined) throw new errors.notFound('User')
-    const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost)
+    const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost, passwordKey.user(request.user.id))
     await sql.begin(async tx => {
       await setPasswordHash(tx, id, passwordHash)
       await revokeUserSessions(tx, id)

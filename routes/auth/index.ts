@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { dummyHash, hashPassword, verifyPassword } from '../../lib/passwords'
+import { dummyHash, hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
 import { beginFamilyChange } from '../../sql/changes'
 import { addMember, insertFamily } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
@@ -11,7 +12,10 @@ import { createSession, lockRefreshToken, markRotated, revokeSession } from '../
 import { anyUserExists, emailTaken, findCredentials, findCredentialsById, insertUser, recordLogin } from '../../sql/users'
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody } from './schemas'
 
-/** Serializes registrations, so that two first registrations still make one admin. */
+/** The account a login tries: its e-mail, lower-cased as e-mails are compared. */
+function loginAccount (request: FastifyRequest): string {
+  return (request.body as Static<typeof LoginBody>).email.toLowerCase()
+}
 
 const auth: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql, tokens } = fastify
@@ -32,7 +36,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async function (request, reply) {
     const { email, password, name, inviteToken } = request.body
-    const passwordHash = await hashPassword(password, config.bcryptCost)
+    const passwordHash = await hashPassword(password, config.bcryptCost, passwordKey.email(email))
     const pair = await sql.begin(async tx => {
       await lockForTransaction(tx, LOCKS.registration)
       const first = !(await anyUserExists(tx))
@@ -62,10 +66,14 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.post('/api/auth/login', {
     config: rateLimit,
+    // Once the body names the account: guessing one account's password from many addresses is limited too.
+    preHandler: fastify.authLimit('login-account', loginAccount),
     schema: {
       operationId: 'login',
       tags: ['auth'],
       summary: 'Sign in with e-mail and password',
+      description: 'Limited per client address, and per account (the e-mail, in any case) once the body is read: AUTH_RATE_LIMIT_MAX requests a window each, refused ones included; beyond, 429 with Retry-After. ' +
+        'Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third.',
       security: [],
       body: LoginBody,
       response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 401, 403, 429) }
@@ -73,7 +81,9 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async function (request) {
     const { email, password } = request.body
     const account = await findCredentials(sql, email)
-    const matches = await verifyPassword(password, account?.passwordHash ?? await dummyHash(config.bcryptCost))
+    // An unknown account's check waits in the turn of its e-mail, as a known one's in its user's.
+    const key = account === undefined ? passwordKey.email(email) : passwordKey.user(account.id)
+    const matches = await verifyPassword(password, account?.passwordHash ?? await dummyHash(config.bcryptCost), key)
     if (account === undefined || !matches) throw new errors.invalidCredentials()
     if (account.disabled) throw new errors.accountDisabled()
     const { passwordHash: _hash, disabled: _disabled, ...user } = account

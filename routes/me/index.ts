@@ -2,15 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { hashPassword, verifyPassword } from '../../lib/passwords'
-import { activeSessions, revokeOwnSession, revokeUserSessions } from '../../sql/sessions'
+import { activeSessions, revokeOwnSession } from '../../sql/sessions'
 import { beginChange } from '../../sql/changes'
 import { membershipsOf } from '../../sql/families'
-import { emailTaken, findCredentialsById, findUser, setPasswordHash, updateProfile } from '../../sql/users'
-import { ListQuery, PasswordBody, PatchMeBody, SessionParams } from './schemas'
+import { emailTaken, findUser, updateProfile } from '../../sql/users'
+import { ListQuery, PatchMeBody, SessionParams } from './schemas'
 
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { sql } = fastify
   const bearer = [{ bearer: [] }]
 
   async function profile (userId: number) {
@@ -30,14 +29,28 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => profile(request.user.id))
 
+  // A new e-mail answers whether another account has it (409): it is limited like registering, per address and per account.
+  const emailChangesByAddress = fastify.authLimit('email-change-address', request => request.ip)
+  const emailChangesByAccount = fastify.authLimit('email-change-account', request => String(request.user.id))
+
   fastify.patch('/api/me', {
+    preHandler: async request => {
+      const { email } = request.body
+      if (email === undefined) return
+      const current = await findUser(sql, request.user.id)
+      if (current === undefined || current.email === email) return
+      await emailChangesByAddress(request)
+      await emailChangesByAccount(request)
+    },
     schema: {
       operationId: 'updateMe',
       tags: ['me'],
       summary: 'Change one\'s name or e-mail',
+      description: 'A request whose email differs from the account\'s is limited like registering: AUTH_RATE_LIMIT_MAX a window per client address and per account, refused ones included (409 EMAIL_TAKEN among them); beyond, 429 with Retry-After. ' +
+        'A change of the name alone, or the same e-mail again, is not counted.',
       security: bearer,
       body: PatchMeBody,
-      response: { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 409) }
+      response: { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 409, 429) }
     }
   }, async request => {
     const { id } = request.user
@@ -46,30 +59,6 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       if (request.body.email !== undefined && await emailTaken(tx, request.body.email, id)) throw new errors.emailTaken()
       return updateProfile(tx, id, request.body)
     })
-  })
-
-  fastify.post('/api/me/password', {
-    schema: {
-      operationId: 'changePassword',
-      tags: ['me'],
-      summary: 'Change one\'s password',
-      description: 'Every other session of the user is revoked.',
-      security: bearer,
-      body: PasswordBody,
-      response: { 204: Type.Null({ description: 'Changed' }), ...errorResponses(400, 401, 403) }
-    }
-  }, async (request, reply) => {
-    const { id, sessionId } = request.user
-    const account = await findCredentialsById(sql, id)
-    if (account === undefined || !(await verifyPassword(request.body.currentPassword, account.passwordHash))) {
-      throw new errors.wrongPassword()
-    }
-    const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost)
-    await sql.begin(async tx => {
-      await setPasswordHash(tx, id, passwordHash)
-      await revokeUserSessions(tx, id, sessionId)
-    })
-    return reply.code(204).send(null)
   })
 
   fastify.get('/api/me/sessions', {
