@@ -200,7 +200,8 @@ t.test('a stream resumed with Last-Event-ID loses nothing while writers commit o
   const got = weights(events)
   t.same([...got].sort(), [...expected].sort(), 'every change once, across the reconnection')
   const whole = await settledFeed(app, owner, familyId, null)
-  t.same(events.map(event => event.cursor), whole.changes.filter((change: any) => change.kind === 'measurement').map((change: any) => change.cursor), 'in the feed\'s order')
+  // The family's own changes of the setup may come first, held back by another file's transaction.
+  t.same(events.filter(event => event.kind === 'measurement').map(event => event.cursor), whole.changes.filter((change: any) => change.kind === 'measurement').map((change: any) => change.cursor), 'in the feed\'s order')
 })
 
 t.test('writes of the family itself still move its version by one each', async t => {

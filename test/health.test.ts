@@ -68,7 +68,10 @@ t.test('without the growth tables health says so and stays 200; tables copied in
   t.equal(standards.json().code, 'GROWTH_DATA_MISSING')
   t.match(standards.json().error, /put the nine table files in GROWTH_DATA_DIR, where they are picked up within seconds without a restart/, 'the 503 says how')
 
-  for (const name of readdirSync(growthDir())) copyFileSync(path.join(growthDir(), name), path.join(dir, name))
+  // The table files only: the folder may hold other references beside them.
+  for (const entry of readdirSync(growthDir(), { withFileTypes: true })) {
+    if (entry.isFile()) copyFileSync(path.join(growthDir(), entry.name), path.join(dir, entry.name))
+  }
   let health = before
   for (let tries = 0; tries < 50 && health.json().growth !== 'ok'; tries++) {
     await new Promise(resolve => setTimeout(resolve, 200))
