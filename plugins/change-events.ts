@@ -1,102 +1,20 @@
 import fp from 'fastify-plugin'
-import type { FastifyBaseLogger, FastifyReply } from 'fastify'
-import type { ServerResponse } from 'node:http'
-import { PassThrough, type Readable } from 'node:stream'
-import { isAfter, presentChange, START, type Position, type StoredChange } from '../lib/changes'
-import { errors } from '../lib/errors'
+import type { FastifyReply } from 'fastify'
+import { PassThrough } from 'node:stream'
+import { isAfter, presentChange, START, type StoredChange } from '../lib/changes'
 import type { FamilyRole } from '../lib/roles'
+import { errors } from '../lib/errors'
 import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
-import { changesAfter, changesHeldBack, familyClock, familyPositions, type Clock } from '../sql/changes'
+import { changesAfter, changesHeldBack, familyClock, familyPositions } from '../sql/changes'
 import { isMember } from '../sql/families'
 import { sessionsStillActive } from '../sql/tickets'
+import { Announcer } from './change-announcer'
+import {
+  BATCH, event, HELD_BACK_MS, MAX_UNREAD, POLL_EVERY_MS, RETRY_MS, STREAMS_PER_USER, STREAMS_RETRY_AFTER, unread,
+  type EventStream, type Family, type Holder, type Listener
+} from './event-streams'
 
-/** Open streams of one user on one instance; the next one is a 429. */
-export const STREAMS_PER_USER = 5
-/** When a user who has all their streams open may try again, in seconds. */
-export const STREAMS_RETRY_AFTER = 10
-/** What a stream may hold unread before it is ended: its client does not read. */
-const MAX_UNREAD = 1024 * 1024
-/** Changes read at once. */
-const BATCH = 100
-/** How soon a family's changes are read again after the database failed to answer. */
-const RETRY_MS = 1000
-/** Writes committed within this time are announced to every instance in one NOTIFY. */
-const ANNOUNCE_EVERY_MS = 10
-/** How often the families streamed here are read, for writes nobody announced. */
-const POLL_EVERY_MS = 2000
-/** How soon a family is read again while an older transaction holds its committed changes back. */
-const HELD_BACK_MS = 100
-
-/** Who listens, to which family. */
-export interface Holder {
-  familyId: number
-  userId: number
-  sessionId: number
-  role: FamilyRole
-}
-
-export interface EventStream {
-  /** The family's epoch and version once the stream was registered. */
-  clock: Clock
-  /** The last of the family's changes that could be read in order then. */
-  position: Position
-  /** The response body: `text/event-stream`. */
-  body: Readable
-  /** Sends every change after `after`, then each new one as it can be read in order. */
-  start: (after: Position) => void
-  /** Gives the stream up before it was answered. */
-  cancel: () => void
-}
-
-export interface ChangeEvents {
-  /**
-   * Registers a stream for the reply's request, then checks the family, the
-   * session and the membership again: whatever ends after this point ends the
-   * stream. 429 beyond STREAMS_PER_USER, 404, 401 or 403 when one of them is gone.
-   */
-  open: (reply: FastifyReply, holder: Holder) => Promise<EventStream>
-  /** Streams open on this instance. */
-  count: () => number
-  /** A write of the family committed on this instance: every instance is told, for many writes at a time. */
-  announce: (familyId: number) => void
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    changeEvents: ChangeEvents
-  }
-}
-
-interface Listener extends Holder {
-  out: PassThrough
-  raw: ServerResponse
-  log: FastifyBaseLogger
-  epoch: string
-  /** The last change sent. */
-  last: Position
-  /** Caught up: the family's reads deliver to it. */
-  live: boolean
-  ended: boolean
-  /** Answered: its end is worth a log line. */
-  started: boolean
-  /** Wakes a catch-up waiting for the client to read. */
-  resume: (() => void) | null
-}
-
-/** The streams of one family, and its one read of changes at a time. */
-interface Family {
-  listeners: Set<Listener>
-  running: boolean
-  again: boolean
-}
-
-function unread (listener: Listener): number {
-  return listener.out.writableLength + listener.out.readableLength + listener.raw.writableLength
-}
-
-function event (change: ReturnType<typeof presentChange>): string {
-  return `event: change\nid: ${change.cursor}\ndata: ${JSON.stringify(change)}\n\n`
-}
+export { STREAMS_PER_USER } from './event-streams'
 
 /**
  * Live updates: a family's changes, as they commit on any instance, to the
@@ -294,28 +212,10 @@ export default fp(async function changeEvents (fastify) {
     }
   }
 
-  // The families written on this instance since the last announcement.
-  const written = new Set<number>()
-  let announcing: NodeJS.Timeout | null = null
-
-  async function announceWritten (): Promise<void> {
-    announcing = null
-    const ids = [...written]
-    written.clear()
-    // A payload holds at most 8000 bytes.
-    for (let start = 0; start < ids.length; start += 500) {
-      try {
-        await sql`select pg_notify('family_changes', ${ids.slice(start, start + 500).join(',')})`
-      } catch (error) {
-        fastify.log.debug({ err: error }, 'event streams: a write could not be announced; the clocks are read soon anyway')
-      }
-    }
-  }
+  const announcer = new Announcer(sql, fastify.log)
 
   function announce (familyId: number): void {
-    if (closing) return
-    written.add(familyId)
-    announcing ??= setTimeout(() => { void announceWritten() }, ANNOUNCE_EVERY_MS)
+    if (!closing) announcer.add(familyId)
   }
 
   /** Wakes each streamed family whose changes moved without a word: writes of the command line, of another process. */
@@ -430,10 +330,7 @@ export default fp(async function changeEvents (fastify) {
     closing = true
     clearInterval(keepAlive)
     clearInterval(polling)
-    if (announcing !== null) {
-      clearTimeout(announcing)
-      await settledWithin(announceWritten(), CLOSE_WAIT_MS)
-    }
+    await settledWithin(announcer.flush(), CLOSE_WAIT_MS)
     for (const family of [...families.values()]) {
       for (const listener of [...family.listeners]) finish(listener, 'the service is shutting down')
     }

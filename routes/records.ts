@@ -15,14 +15,13 @@ import {
   deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockRecord, recordVersion, replaceRecord, visitOfChild, type RecordTableSpec
 } from '../sql/records'
 import { historyRoute } from './history'
+import { ruleIssues, type Issue } from './record-rules'
+
+export { latestAllowedDate, ruleIssues, type Issue } from './record-rules'
 
 type Values = Record<string, unknown>
 type Fragment = PendingQuery<Row[]>
 
-export interface Issue {
-  path: string
-  message: string
-}
 
 /**
  * The record a kind is listed and created under, instead of its child (a
@@ -102,52 +101,7 @@ function invalid (issues: Issue[]): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues })
 }
 
-/** Tomorrow in UTC: record dates may be a day ahead, for time zones east of the server. */
-export function latestAllowedDate (): string {
-  return new Date(Date.now() + 86400000).toISOString().slice(0, 10)
-}
-
 const ONE_STATEMENT = 'The token is checked first (401); the session, the family scope and the rules are checked in the statement that writes, after the body is validated: a malformed body is a 400 also for a revoked session, whose well-formed write is a 401 with nothing written.'
-
-const NOT_A_VISIT_OF_THE_CHILD: Issue = { path: '/body/visitId', message: 'must be a visit of the same child' }
-
-/**
- * The rules between records, given the child's date of birth (null: not
- * known yet, only the rules that need no database) and whether a linked
- * visit is the child's. The CSV import checks its rows with them too.
- */
-export function ruleIssues (spec: RecordSpec, body: Values, birth: string | null, visitOk: boolean): Issue[] {
-  const issues: Issue[] = [...(spec.check?.(body) ?? [])]
-  const latest = latestAllowedDate()
-  for (const field of spec.dates) {
-    const value = body[field]
-    if (typeof value !== 'string') continue
-    if (birth !== null && value < birth) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
-    if (value > latest) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
-  }
-  for (const field of spec.timestamps ?? []) {
-    const value = body[field]
-    if (typeof value !== 'string') continue
-    const at = Date.parse(value)
-    if (Number.isNaN(at)) {
-      issues.push({ path: `/body/${field}`, message: 'must be a date and time (RFC 3339, e.g. 2024-05-17T08:30:00Z)' })
-      continue
-    }
-    if (birth !== null && at < earliestInstantOf(birth)) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
-    if (at > Date.now() + DAY_MS) issues.push({ path: `/body/${field}`, message: 'must not be more than a day in the future' })
-  }
-  if (!visitOk) issues.push(NOT_A_VISIT_OF_THE_CHILD)
-  return issues
-}
-
-const DAY_MS = 86400000
-/** UTC+14, the earliest time zone: a day starts there 14 hours before it starts in UTC. */
-const EARLIEST_OFFSET_MS = 14 * 3600000
-
-/** The first instant of a date anywhere on Earth. */
-function earliestInstantOf (date: string): number {
-  return Date.parse(`${date}T00:00:00Z`) - EARLIEST_OFFSET_MS
-}
 
 /** The rules between records: dates within the child's life, links to a visit of the same child. */
 async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, body: Values, childId: number): Promise<void> {

@@ -1,10 +1,8 @@
-import path from 'node:path'
-import { mkdir, rename } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import type { Sql, Tx } from '../../db/client'
 import { QueueFull } from '../../lib/fair-queue'
 import { encodeAvatar } from '../../lib/files/avatar'
-import { isServableName, storedName, temporaryName } from '../../lib/files/names'
-import { removeQuietly } from '../../lib/files/store'
+import { isServableName, storedName } from '../../lib/files/names'
 import { ATTACHMENT_TYPES, AVATAR_TYPES, detectType } from '../../lib/files/types'
 import { JsonProblem, JsonReader } from '../../lib/import/json-reader'
 import { ArchiveProblem, entryProblem, ZipArchive } from '../../lib/import/zip'
@@ -16,6 +14,7 @@ import { recordKinds, type RecordKey } from '../export/kinds'
 import type { RecordSpec } from '../records'
 import { DOCUMENT_LIMITS, readFamilyDocument, type DocumentSink, type FamilyDocument } from './archive-document'
 import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest, type Manifested } from './archive-manifest'
+import { Staging, type Unpacked } from './archive-staging'
 
 export { ArchiveProblem, MAX_ENTRIES, MAX_RATIO }
 
@@ -38,51 +37,6 @@ const FHIR_ENTRY = /^fhir\/[1-9]\d{0,9}\.json$/
 function isExportEntry (name: string): boolean {
   return name === 'family.json' || name === 'manifest.json' || FHIR_ENTRY.test(name) ||
     (name.startsWith('files/') && isServableName(name.slice('files/'.length)))
-}
-
-/** A file the archive holds for a row, unpacked into a temporary file of its target folder until it is stored. */
-interface Unpacked {
-  dir: string
-  temporary: string
-  stored: string
-  size: number
-  contentType: string
-}
-
-/**
- * What an import leaves on disk until its rows commit: temporary files, then
- * stored ones. Whatever is here when the import fails is removed; a process
- * killed meanwhile leaves files that the orphan sweep removes.
- */
-class Staging {
-  readonly files: Unpacked[] = []
-  private readonly temporaries = new Set<string>()
-  private readonly renamed: string[] = []
-
-  /** A new temporary file in `dir`, removed with the staging unless it is stored. */
-  temporary (dir: string): string {
-    const file = path.join(dir, temporaryName())
-    this.temporaries.add(file)
-    return file
-  }
-
-  add (file: Unpacked): void {
-    this.temporaries.add(file.temporary)
-    this.files.push(file)
-  }
-
-  async store (): Promise<void> {
-    for (const file of this.files) {
-      const target = path.join(file.dir, file.stored)
-      await rename(file.temporary, target)
-      this.temporaries.delete(file.temporary)
-      this.renamed.push(target)
-    }
-  }
-
-  async discard (): Promise<void> {
-    await Promise.all([...this.temporaries, ...this.renamed].map(removeQuietly))
-  }
 }
 
 /** The archive entry of a stored file named by a URL (`/uploads/<name>`, `/avatars/<name>`). */

@@ -1,0 +1,62 @@
+// The rules between a record and its child that a schema cannot state:
+// dates within the child's life and not in the future, a link to a visit of
+// the same child, and the kind's own checks.
+
+type Values = Record<string, unknown>
+
+export interface Issue {
+  path: string
+  message: string
+}
+
+/** What the rules read of a kind of record: its date fields, its date-and-time fields, its own checks. */
+export interface RuleSpec {
+  dates: string[]
+  timestamps?: string[]
+  check?: (body: Values) => Issue[]
+}
+
+/** Tomorrow in UTC: record dates may be a day ahead, for time zones east of the server. */
+export function latestAllowedDate (): string {
+  return new Date(Date.now() + 86400000).toISOString().slice(0, 10)
+}
+
+const NOT_A_VISIT_OF_THE_CHILD: Issue = { path: '/body/visitId', message: 'must be a visit of the same child' }
+
+/**
+ * The rules between records, given the child's date of birth (null: not
+ * known yet, only the rules that need no database) and whether a linked
+ * visit is the child's. The CSV import checks its rows with them too.
+ */
+export function ruleIssues (spec: RuleSpec, body: Values, birth: string | null, visitOk: boolean): Issue[] {
+  const issues: Issue[] = [...(spec.check?.(body) ?? [])]
+  const latest = latestAllowedDate()
+  for (const field of spec.dates) {
+    const value = body[field]
+    if (typeof value !== 'string') continue
+    if (birth !== null && value < birth) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
+    if (value > latest) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
+  }
+  for (const field of spec.timestamps ?? []) {
+    const value = body[field]
+    if (typeof value !== 'string') continue
+    const at = Date.parse(value)
+    if (Number.isNaN(at)) {
+      issues.push({ path: `/body/${field}`, message: 'must be a date and time (RFC 3339, e.g. 2024-05-17T08:30:00Z)' })
+      continue
+    }
+    if (birth !== null && at < earliestInstantOf(birth)) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
+    if (at > Date.now() + DAY_MS) issues.push({ path: `/body/${field}`, message: 'must not be more than a day in the future' })
+  }
+  if (!visitOk) issues.push(NOT_A_VISIT_OF_THE_CHILD)
+  return issues
+}
+
+const DAY_MS = 86400000
+/** UTC+14, the earliest time zone: a day starts there 14 hours before it starts in UTC. */
+const EARLIEST_OFFSET_MS = 14 * 3600000
+
+/** The first instant of a date anywhere on Earth. */
+function earliestInstantOf (date: string): number {
+  return Date.parse(`${date}T00:00:00Z`) - EARLIEST_OFFSET_MS
+}
