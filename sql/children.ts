@@ -44,7 +44,7 @@ export async function listChildren (
     : db`family_id = ${familyId}`
   // The number of children is kept by family.
   const counted = familyId === null
-    ? db`(select coalesce(sum(delta), 0)::bigint from tallies where family_id in (select family_id from family_members where user_id = ${userId}) and child_id is null and kind = 'children')`
+    ? db`(select coalesce(sum(family_children(m.family_id)), 0)::bigint from family_members m where m.user_id = ${userId})`
     : db`family_children(${familyId})`
   const rows = await db<(Child & { total: number })[]>`
     select ${columns(db)}, ${counted} as total
