@@ -8,13 +8,16 @@ import { logDestination } from './lib/log-destination'
 import errors, { JSON_BODY_LIMIT } from './plugins/errors'
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors'
 import { withoutStoredNames } from './lib/files/names'
-import validation, { buildValidator } from './plugins/validation'
+import validation from './plugins/validation'
+import { buildValidator } from './lib/validation'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
 import responseCache from './plugins/response-cache'
+import conditionalReads from './plugins/conditional-reads'
 import openapi from './plugins/openapi'
 import growth from './plugins/growth'
 import tokens from './plugins/tokens'
+import passwords from './plugins/passwords'
 import authRoutes from './routes/auth'
 import me from './routes/me'
 import mePassword from './routes/me/password'
@@ -25,11 +28,8 @@ import families from './routes/families'
 import invites from './routes/invites'
 import admin from './routes/admin'
 import children from './routes/children'
-import measurements from './routes/measurements'
-import visits from './routes/visits'
-import medicalEvents from './routes/medical-events'
-import illnesses from './routes/illnesses'
-import temperatures from './routes/temperatures'
+import { kindRoutes } from './routes/kinds'
+import { KINDS } from './kinds'
 import attachments from './routes/attachments'
 import avatars from './routes/avatars'
 import staticFiles from './routes/static'
@@ -149,6 +149,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(openapi, { schemas: namedSchemas })
   await app.register(growth)
   await app.register(responseCache)
+  await app.register(conditionalReads)
+  await app.register(passwords)
   await app.register(tokens)
   await app.register(access)
   await app.register(changeEvents)
@@ -172,11 +174,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(families)
     await api.register(admin)
     await api.register(children)
-    await api.register(measurements)
-    await api.register(visits)
-    await api.register(medicalEvents)
-    await api.register(illnesses)
-    await api.register(temperatures)
+    for (const kind of KINDS) await api.register(kindRoutes[kind.kind])
     await api.register(attachments)
     await api.register(avatars)
     await api.register(childGrowth)

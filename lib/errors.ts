@@ -55,6 +55,17 @@ export function errorCodesByStatus (): Map<number, string[]> {
 
 export type ErrorDetails = Record<string, unknown>
 
+/** A problem of a request, at the JSON pointer of its part and field: `/body/measuredAt`. */
+export interface Issue {
+  path: string
+  message: string
+}
+
+/** The 400 of a request whose values break the rules. */
+export function invalidRequest (issues: Issue[]): Error {
+  return withDetails(new errors.validation('The request is not valid'), { issues })
+}
+
 /** Tells, on a 429 or a 503, when to try again: the error handler answers it with `Retry-After`. */
 export function withRetryAfter<E extends Error> (error: E, seconds: number): E {
   return Object.assign(error, { retryAfter: seconds })

@@ -1,5 +1,6 @@
 import os from 'node:os'
-import { Worker } from 'node:worker_threads'
+import path from 'node:path'
+import { Worker, type WorkerOptions } from 'node:worker_threads'
 import { errors, withRetryAfter } from './errors'
 import { FairQueue, QueueFull } from './fair-queue'
 
@@ -23,18 +24,22 @@ export const PASSWORD_RETRY_AFTER = 1
 // tenth of a core as soon as the event loop, PostgreSQL or another process
 // wanted the rest, and a flood of refused requests, cheap each but many, made
 // another user's login five to ten times slower.
-const WORKER = `
-const { parentPort, workerData } = require('node:worker_threads')
-const bcrypt = require(workerData.bcrypt)
-parentPort.on('message', ({ op, password, hash, cost }) => {
-  try {
-    const result = op === 'hash' ? bcrypt.hashSync(password, cost) : bcrypt.compareSync(password, hash)
-    parentPort.postMessage({ result })
-  } catch (error) {
-    parentPort.postMessage({ error: String(error && error.message || error) })
-  }
-})
-`
+
+/** The workers' file beside this one: password-worker.js once built, password-worker.ts from source. */
+const WORKER_FILE = path.join(__dirname, `password-worker${path.extname(__filename)}`)
+
+/**
+ * From source, tsx compiles the worker through its require hook. A thread
+ * does not get the module hooks its parent registered with `--import` (Node
+ * 20), yet an `--import`, among the arguments or in NODE_OPTIONS, has Node
+ * load the thread's file as an ES module, which knows no .ts: the thread
+ * starts without them.
+ */
+function workerOptions (): WorkerOptions {
+  if (!WORKER_FILE.endsWith('.ts')) return {}
+  const { NODE_OPTIONS: _imports, ...env } = process.env
+  return { execArgv: ['--require', require.resolve('tsx/cjs')], env }
+}
 
 interface Job {
   resolve: (value: any) => void
@@ -43,18 +48,23 @@ interface Job {
 
 /** Worker threads that each run one job at a time; the queue in front of it never gives it more jobs than it has threads. */
 class Pool {
+  private readonly live = new Set<Worker>()
   private readonly idle: Worker[] = []
   private readonly busy = new Map<Worker, Job>()
-  private started = 0
 
   constructor (readonly size: number) {}
+
+  /** The threads running now, idle or busy. */
+  get threads (): number {
+    return this.live.size
+  }
 
   private worker (): Worker {
     const idle = this.idle.pop()
     if (idle !== undefined) return idle
-    if (this.started >= this.size) throw new Error('the password pool was given more jobs than it has threads')
-    this.started += 1
-    const worker = new Worker(WORKER, { eval: true, workerData: { bcrypt: require.resolve('bcryptjs') } })
+    if (this.live.size >= this.size) throw new Error('the password pool was given more jobs than it has threads')
+    const worker = new Worker(WORKER_FILE, workerOptions())
+    this.live.add(worker)
     worker.on('message', ({ result, error }) => {
       const job = this.busy.get(worker)
       this.busy.delete(worker)
@@ -64,14 +74,18 @@ class Pool {
       if (error !== undefined) job?.reject(new Error(error))
       else job?.resolve(result)
     })
-    worker.on('error', error => {
-      this.busy.get(worker)?.reject(error)
-      this.busy.delete(worker)
-      const at = this.idle.indexOf(worker)
-      if (at !== -1) this.idle.splice(at, 1)
-      this.started -= 1
-    })
+    worker.on('error', error => this.forget(worker, error))
+    worker.on('exit', () => this.forget(worker, new Error('the password worker ended')))
     return worker
+  }
+
+  /** A thread that failed or ended: its job fails, and a new thread takes its place when needed. */
+  private forget (worker: Worker, error: Error): void {
+    this.busy.get(worker)?.reject(error)
+    this.busy.delete(worker)
+    const at = this.idle.indexOf(worker)
+    if (at !== -1) this.idle.splice(at, 1)
+    this.live.delete(worker)
   }
 
   run<T> (message: Record<string, unknown>): Promise<T> {
@@ -82,6 +96,11 @@ class Pool {
       worker.postMessage(message)
     })
   }
+
+  /** Ends every thread; a job after this starts new ones. */
+  async close (): Promise<void> {
+    await Promise.all([...this.live].map(worker => worker.terminate()))
+  }
 }
 
 const pool = new Pool(Math.max(1, os.availableParallelism() - 1))
@@ -91,6 +110,28 @@ const pool = new Pool(Math.max(1, os.availableParallelism() - 1))
  * behind its own jobs and delays another account by at most the jobs running.
  */
 const work = new FairQueue(pool.size, PASSWORD_JOBS_PER_KEY)
+
+let holders = 0
+
+/**
+ * An app holds the password threads while it runs; the answer lets go of
+ * them, and the threads end when the last holder of the process lets go.
+ */
+export function holdPasswordWorkers (): () => Promise<void> {
+  holders += 1
+  let held = true
+  return async () => {
+    if (!held) return
+    held = false
+    holders -= 1
+    if (holders === 0) await pool.close()
+  }
+}
+
+/** The password threads running now. */
+export function passwordWorkers (): number {
+  return pool.threads
+}
 
 /** The key of a password job: the account it is for, or the e-mail of one that does not exist (a login, a registration). */
 export const passwordKey = {

@@ -1,5 +1,6 @@
-import { Type, type TOptional, type TSchema, type TProperties, type ObjectOptions, type StringOptions } from '@sinclair/typebox'
+import { Type, type TOptional, type TSchema, type TProperties, type ObjectOptions, type SchemaOptions, type StringOptions, type TInteger } from '@sinclair/typebox'
 import { errorCodesByStatus } from './errors'
+import { FAMILY_ROLES, type FamilyRole } from './roles'
 
 /** An id: an integer from 1 to 2147483647. */
 export const Id = Type.Integer({ minimum: 1, maximum: 2147483647 })
@@ -41,6 +42,14 @@ export function Nullable<T extends TSchema> (schema: T) {
   return Type.Union([schema, Type.Null()])
 }
 
+/** A member's role in a family: one literal each of FAMILY_ROLES. */
+export function FamilyRoleSchema (options: SchemaOptions = {}) {
+  return Type.Union(FAMILY_ROLES.map(role => Type.Literal(role)), options)
+}
+
+/** The same roles as one string enum, the form a nullable role takes (see Nullable). */
+export const FamilyRoleEnum = Type.Unsafe<FamilyRole>(Type.String({ enum: [...FAMILY_ROLES] }))
+
 /**
  * A PATCH body's fields: every field of PUT, each optional. A field PUT
  * requires is not nullable, so it can be changed but not cleared.
@@ -74,8 +83,6 @@ export const ErrorBody = Type.Object({
     requestId: Type.Optional(Type.String())
   }, { additionalProperties: true })
 }, { $id: 'Error', title: 'Error', description: 'The error body of every failed request' })
-
-export const ErrorRef = Type.Ref('Error')
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input',
@@ -136,10 +143,19 @@ export function ListOf (itemId: string) {
   return Type.Object({ data: Type.Array(Type.Ref(itemId)), meta: Type.Ref('ListMeta') }, { $id: name, title: name })
 }
 
-/** Pagination parameters of every list. */
+/**
+ * A query parameter the request may leave out, which the validator then fills
+ * in with its default (ajv's useDefaults): optional in the document, always
+ * there for the handler.
+ */
+function Defaulted (schema: TInteger): TInteger {
+  return Type.Optional(schema)
+}
+
+/** Pagination parameters of every list; a handler always has both. */
 export const Pagination = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647, default: 0 }))
+  limit: Defaulted(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+  offset: Defaulted(Type.Integer({ minimum: 0, maximum: 2147483647, default: 0 }))
 }
 
 /** Schemas registered once on the app and referenced by $id. */

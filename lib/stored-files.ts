@@ -1,5 +1,6 @@
 import { unlink } from 'node:fs/promises'
 import path from 'node:path'
+import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config'
 
 /** Stored names of files to remove: attachments live in UPLOAD_DIR, avatars in AVATAR_DIR. */
@@ -36,4 +37,15 @@ export async function removeStoredFiles (config: Pick<Config, 'uploadDir' | 'ava
   ]
   const results = await Promise.all(jobs.map(async job => ({ name: job.name, removed: await removeOne(job.dir, job.name) })))
   return results.filter(result => !result.removed).map(result => result.name)
+}
+
+/**
+ * Removes stored files once the transaction that deleted their rows has
+ * committed, and warns with how many were left behind, naming none.
+ */
+export async function removeAfterCommit (
+  config: Pick<Config, 'uploadDir' | 'avatarDir'>, log: Pick<FastifyBaseLogger, 'warn'>, names: StoredNames, message: string
+): Promise<void> {
+  const left = await removeStoredFiles(config, names)
+  if (left.length > 0) log.warn({ files: left.length }, message)
 }

@@ -1,16 +1,15 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { Db } from '../db/client'
-import { errors, withDetails } from '../lib/errors'
-import { covers } from '../lib/roles'
-import { utcToday } from '../lib/days'
-import { clockOfTag, clockTag, ifMatchVersions, noneMatch, urlHash, versionTag } from '../lib/etag'
-import type { PendingQuery, Row } from 'postgres'
-import { findPrincipal, readChecked, resolveTarget, targetQuery, type CheckedCreate, type CheckedRead, type ClockOf, type Principal, type Resolved } from '../sql/access'
+import { errors, invalidRequest, withDetails } from '../lib/errors'
+import { covers, FAMILY_ROLES, type FamilyRole } from '../lib/roles'
+import { ifMatchVersions } from '../lib/etag'
+import { createChecked, findPrincipal, readChecked, resolveTarget, targetQuery, type ClockOf, type Principal, type Resolved } from '../sql/access'
 import { familyIdsOf } from '../sql/families'
-import type { Locator, Scope, ScopeOptions, Target } from './scope'
+import { decorateScope, type Locator, type OneStatementCreate, type OneStatementRead, type Scope, type ScopeOptions, type Target } from './scope'
 
-export type { Locator, Scope, ScopeOptions, Target } from './scope'
+export type { Locator, OneStatementCreate, OneStatementRead, Scope, ScopeOptions, Target } from './scope'
+export { notModified } from './conditional-reads'
 
 /** A target the authentication looked up ahead, in its own statement, for the scope to use. */
 interface Prefetched {
@@ -21,10 +20,13 @@ interface Prefetched {
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** What the family scope resolved; read before it has decided, it throws (plugins/scope.ts). */
     scope: Scope
     prefetchedScope: Prefetched | null
-    /** Only the token was read: the session and the scope are decided with the write (`oneStatement`). */
-    deferredAccess: boolean
+    /** The row a one-statement create wrote, as the API answers it. */
+    created: Record<string, unknown> | null
+    /** The answer a one-statement read found, as JSON, when no held answer served. */
+    answer: string | null
   }
   interface FastifyInstance {
     /** The onRequest hook of every protected route: a valid access token of an active session. */
@@ -37,22 +39,10 @@ declare module 'fastify' {
      */
     tokenSubject: (request: FastifyRequest) => number | null
     familyScope: (options: ScopeOptions) => preHandlerAsyncHookHandler
-    /** Decides a `oneStatement` request now, in a round trip of its own, as authentication and the scope would have. */
-    completeAccess: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
-    /** Decides a `oneStatement` create from what its statement found: 401, 403 or 404 in the order of the checks. */
-    decideCreate: (request: FastifyRequest, found: CheckedCreate) => NonNullable<CheckedCreate['target']>
-    /**
-     * Decides and answers a `oneStatement` read in one statement: 401, 403 or
-     * 404, a 304 when If-None-Match names the current ETag, this instance's
-     * kept answer when it has that ETag, or the answer the database wrote.
-     */
-    answerRead: (request: FastifyRequest, reply: FastifyReply, body: () => Fragment) => Promise<FastifyReply>
   }
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i
-
-type Fragment = PendingQuery<Row[]>
 
 const SCOPE = Symbol('scope options')
 
@@ -62,11 +52,6 @@ function locatorOf (target: Target): Locator {
 
 function clockFor (options: ScopeOptions): ClockOf {
   return options.etag === 'child' || options.etag === 'family' ? options.etag : null
-}
-
-/** Answers a conditional read whose ETag is current: 304, no body. */
-export function notModified (reply: FastifyReply): FastifyReply {
-  return reply.code(304).send()
 }
 
 /** The 412 of a write whose If-Match names another version than the item's. */
@@ -124,14 +109,15 @@ function defaultName (target: Target): string {
   return 'Record'
 }
 
-/** A read's ETag, from the target's version or from the URL and the clock of what it shows. */
-function readTag (request: FastifyRequest, options: ScopeOptions, resolved: Resolved): string | null {
-  if (options.etag === 'version') return resolved.version === null ? null : versionTag(resolved.version)
-  if (options.etag !== undefined && resolved.clock !== null) return clockTag(request.url, options.daily === true ? `${resolved.clock}.${utcToday()}` : resolved.clock)
-  return null
+/** The roles that may do what `needed` may. */
+function rolesCovering (needed: FamilyRole): FamilyRole[] {
+  return FAMILY_ROLES.filter(role => covers(role, needed))
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8'
+/** The least role a request of a route needs: the route's, or `viewer` for reads and `member` for writes. */
+function neededRole (request: FastifyRequest, options: ScopeOptions): FamilyRole {
+  return options.role ?? (request.method === 'GET' || request.method === 'HEAD' ? 'viewer' : 'member')
+}
 
 /**
  * The one place that decides who may do what.
@@ -145,16 +131,19 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * record through its child) to its family and the caller's role there, in one
  * query. A target that does not exist is a 404, one of a family the caller is
  * not in is a 403, and a write below the needed role is a 403. Administrators
- * get no way around it.
+ * get no way around it. The handler trusts what it decided.
  *
  * When the route's target id is in the path or the query string, its lookup
  * rides along in the authentication's statement: one round trip instead of
- * two. The scope still decides.
+ * two. A `oneStatement` route goes further: authentication reads only the
+ * token, and the scope decides the session, the target and the role in the
+ * statement that reads the answer or writes the record.
  */
 export default fp(async function access (fastify) {
-  fastify.decorateRequest('scope', null as unknown as Scope)
+  decorateScope(fastify)
   fastify.decorateRequest('prefetchedScope', null)
-  fastify.decorateRequest('deferredAccess', false)
+  fastify.decorateRequest('created', null)
+  fastify.decorateRequest('answer', null)
   const scopedRoutes = new Map<string, ScopeOptions>()
   const routeScope = (request: FastifyRequest): ScopeOptions | undefined => scopedRoutes.get(`${request.method} ${request.routeOptions.url}`)
 
@@ -177,10 +166,9 @@ export default fp(async function access (fastify) {
     const match = BEARER.exec(request.headers.authorization ?? '')
     if (match === null) throw new errors.unauthorized('A bearer token is required')
     const { userId, sessionId } = fastify.tokens.readAccess(match[1])
-    if (routeScope(request)?.oneStatement === true) {
-      // The role is read with the write, in the same statement.
+    if (routeScope(request)?.oneStatement !== undefined) {
+      // The session is read by the scope, in the statement that reads or writes.
       request.user = { id: userId, role: 'user', sessionId }
-      request.deferredAccess = true
       return
     }
     await checkSession(request, userId, sessionId)
@@ -206,9 +194,7 @@ export default fp(async function access (fastify) {
   /** The scope's decision for a request of a route with these options; a reply it answered itself, or nothing. */
   async function decideScope (request: FastifyRequest, reply: FastifyReply, options: ScopeOptions): Promise<FastifyReply | undefined> {
     const name = options.name ?? defaultName(options.target)
-    const reads = options.etag !== undefined
     const method = request.method
-    const needed = options.role ?? (method === 'GET' || method === 'HEAD' ? 'viewer' : 'member')
     const target = options.target
     const locator = locatorOf(target)
     let id = read(request, locator)
@@ -225,7 +211,7 @@ export default fp(async function access (fastify) {
     if (resolved === undefined) throw new errors.notFound(name)
     if (resolved.role === null) throw new errors.forbidden()
     const acting = options.self !== undefined && read(request, options.self) === request.user.id
-    if (!acting && !covers(resolved.role, needed)) throw new errors.forbidden()
+    if (!acting && !covers(resolved.role, neededRole(request, options))) throw new errors.forbidden()
 
     let expectedVersion: number | null = null
     if (options.ifMatch === true && resolved.version !== null) {
@@ -241,96 +227,96 @@ export default fp(async function access (fastify) {
       version: resolved.version,
       expectedVersion
     }
-    if (!reads || (method !== 'GET' && method !== 'HEAD')) return
+    if (options.etag === undefined || (method !== 'GET' && method !== 'HEAD')) return
     // Decided after the scope, exactly as the 200 would have been.
-    const etag = readTag(request, options, resolved)
+    const etag = fastify.conditional.tagOf(request, options, resolved)
     if (etag === null) return
-    reply.header('etag', etag)
-    const header = request.headers['if-none-match']
-    if (noneMatch(Array.isArray(header) ? header.join(',') : header, etag)) return notModified(reply)
-    if (options.cache !== true) return
-    const kept = fastify.responses.get(request.url, etag)
-    if (kept !== undefined) return reply.type(JSON_TYPE).send(kept)
-    request.cacheKey = { url: request.url, etag }
+    return fastify.conditional.serve(request, reply, etag, options.cache === true)
   }
 
-  fastify.decorate('familyScope', function (options: ScopeOptions): preHandlerAsyncHookHandler {
-    const scope: preHandlerAsyncHookHandler = async function scope (request, reply) {
-      if (request.deferredAccess) return
-      return await decideScope(request, reply, options)
-    }
-    return Object.assign(scope, { [SCOPE]: options })
-  })
-
-  fastify.decorate('completeAccess', async function completeAccess (request: FastifyRequest, reply: FastifyReply) {
-    if (!request.deferredAccess) return
-    request.deferredAccess = false
-    await checkSession(request, request.user.id, request.user.sessionId)
-    await decideScope(request, reply, routeScope(request) as ScopeOptions)
-  })
-
-  fastify.decorate('decideCreate', function decideCreate (request: FastifyRequest, found: CheckedCreate) {
-    const options = routeScope(request) as ScopeOptions
+  /**
+   * A create decided in its insert's statement: the session, the child and
+   * the caller's role against the route's, the rules that need the database,
+   * and the insert, which writes only when all of them allow it. Its errors
+   * come in the order of a create's checks: 401, 404, 403, then the rules.
+   */
+  async function createInOneStatement (request: FastifyRequest, options: ScopeOptions, how: OneStatementCreate, values: Record<string, unknown>): Promise<void> {
+    const childId = read(request, locatorOf(options.target))
+    if (typeof childId !== 'number') throw new errors.notFound(options.name ?? defaultName(options.target))
+    const early = how.rules(values, null, true)
+    const found = await createChecked(fastify.sql, {
+      userId: request.user.id,
+      sessionId: request.user.sessionId,
+      childId,
+      dates: how.dates(values),
+      visitId: typeof values.visitId === 'number' ? values.visitId : null,
+      rulesOk: early.length === 0,
+      roles: rolesCovering(neededRole(request, options))
+    }, actor => how.insert(childId, values, actor))
     admit(found.principal)
-    request.user = { ...request.user, role: (found.principal as NonNullable<CheckedCreate['principal']>).role }
+    request.user = { ...request.user, role: (found.principal as NonNullable<typeof found.principal>).role }
     const target = found.target
     if (target === null) throw new errors.notFound(options.name ?? defaultName(options.target))
-    if (target.role === null || !covers(target.role, options.role ?? 'member')) throw new errors.forbidden()
-    request.scope = {
-      familyId: target.familyId,
-      childId: read(request, locatorOf(options.target)) as number,
-      childBirth: target.childBirth,
-      role: target.role,
-      version: null,
-      expectedVersion: null
+    if (target.role === null || !covers(target.role, neededRole(request, options))) throw new errors.forbidden()
+    request.scope = { familyId: target.familyId, childId, childBirth: target.childBirth, role: target.role, version: null, expectedVersion: null }
+    if (found.created !== null) {
+      request.created = how.present(found.created)
+      return
     }
-    return target
-  })
+    // Nothing was written: a rule that needs the child does not hold.
+    const issues = how.rules(values, target.childBirth, found.visitOk)
+    if (issues.length > 0) throw invalidRequest(issues)
+    throw new Error('the record was not written although every check passed')
+  }
 
-  fastify.decorate('answerRead', async function answerRead (request: FastifyRequest, reply: FastifyReply, body: () => Fragment) {
-    const options = routeScope(request) as ScopeOptions
+  /**
+   * A read decided and answered in one statement: 401, 403 or 404, a 304 when
+   * If-None-Match names the current ETag, this instance's kept answer when it
+   * has that ETag; otherwise the handler sends the answer the database wrote.
+   */
+  async function readInOneStatement (request: FastifyRequest, reply: FastifyReply, options: ScopeOptions, how: OneStatementRead): Promise<FastifyReply | undefined> {
     const clock = clockFor(options)
     if (clock === null) throw new Error('a read in one statement needs the clock of what it shows')
-    const locator = locatorOf(options.target)
-    const id = read(request, locator)
-    const name = options.name ?? defaultName(options.target)
-    const header = request.headers['if-none-match']
-    const hash = urlHash(request.url)
-    const clientClock = clockOfTag(Array.isArray(header) ? header.join(',') : header, request.url, hash)
-    const kept = options.cache === true ? fastify.responses.latest(request.url) : undefined
-    const keptClock = kept === undefined ? null : clockOfTag(kept.etag, request.url, hash)
-    const held = [clientClock, keptClock].filter((known): known is string => known !== null)
+    const id = read(request, locatorOf(options.target))
+    const cache = options.cache === true
+    const held = fastify.conditional.held(request, cache)
     // When an answer is held, by this instance or by the client, it most
     // likely still serves: the statement asks only for the session and the
     // scope, and the answer is read apart in the rare case it does not serve.
     // Otherwise the answer is written in the same statement.
     const { id: userId, sessionId } = request.user
-    let found: CheckedRead | undefined
+    let found: { role: 'admin' | 'user', disabled: boolean, sessionActive: boolean, target: Resolved | null, body: string | null } | undefined
     if (typeof id !== 'number') found = undefined
-    else if (held.length > 0) {
+    else if (held.any) {
       const principal = await findPrincipal(fastify.sql, userId, sessionId, targetQuery(fastify.sql, userId, options.target, id, clock))
       found = principal === undefined ? undefined : { ...principal, body: null }
-    } else found = await readChecked(fastify.sql, { userId, sessionId }, options.target, id, clock, body())
+    } else found = await readChecked(fastify.sql, { userId, sessionId }, options.target, id, clock, how.answer(request))
     admit(found)
-    request.deferredAccess = false
-    request.user = { ...request.user, role: (found as NonNullable<typeof found>).role }
-    const resolved = (found as NonNullable<typeof found>).target
-    if (resolved === null) throw new errors.notFound(name)
-    if (resolved.role === null) throw new errors.forbidden()
+    const { role, target: resolved, body } = found as NonNullable<typeof found>
+    request.user = { ...request.user, role }
+    if (resolved === null) throw new errors.notFound(options.name ?? defaultName(options.target))
+    if (resolved.role === null || !covers(resolved.role, neededRole(request, options))) throw new errors.forbidden()
     request.scope = { familyId: resolved.familyId, childId: resolved.childId, childBirth: resolved.childBirth, role: resolved.role, version: resolved.version, expectedVersion: null }
-    const etag = clockTag(request.url, resolved.clock as string, hash)
-    reply.header('etag', etag)
-    if (clientClock === resolved.clock) return notModified(reply)
-    if (kept !== undefined && keptClock === resolved.clock) {
-      fastify.responses.count(true)
-      return reply.type(JSON_TYPE).send(kept.body)
+    const answered = await fastify.conditional.finish(request, reply, held, resolved.clock as string, cache, async () => {
+      const answer = body ?? (await fastify.sql<Array<{ body: string | null }>>`select ${how.answer(request)} as body`)[0].body
+      if (answer === null) throw new Error('the database wrote no answer for a read it allowed')
+      return answer
+    })
+    if (typeof answered !== 'string') return answered
+    request.answer = answered
+  }
+
+  fastify.decorate('familyScope', function (options: ScopeOptions): preHandlerAsyncHookHandler {
+    const how = options.oneStatement
+    const scope: preHandlerAsyncHookHandler = async function scope (request, reply) {
+      if (how === undefined) return await decideScope(request, reply, options)
+      if ('answer' in how) return await readInOneStatement(request, reply, options, how)
+      const values = how.values(request)
+      if (values !== null) return await createInOneStatement(request, options, how, values)
+      // Not one statement: the session and the scope as for any route, then the handler writes.
+      await checkSession(request, request.user.id, request.user.sessionId)
+      return await decideScope(request, reply, options)
     }
-    if (options.cache === true) fastify.responses.count(false)
-    const answer = held.length > 0
-      ? (await fastify.sql<{ body: string | null }[]>`select ${body()} as body`)[0].body
-      : (found as NonNullable<typeof found>).body
-    if (answer === null) throw new Error('the database wrote no answer for a read it allowed')
-    if (options.cache === true) fastify.responses.set(request.url, etag, answer)
-    return reply.type(JSON_TYPE).send(answer)
+    return Object.assign(scope, { [SCOPE]: options })
   })
-}, { name: 'access', dependencies: ['db', 'tokens', 'response-cache'] })
+}, { name: 'access', dependencies: ['db', 'tokens', 'conditional-reads'] })

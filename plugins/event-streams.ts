@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
 import type { PassThrough, Readable } from 'node:stream'
-import type { Position, presentChange } from '../lib/changes'
+import type { Position, presentChange } from '../kinds/changes'
 import type { FamilyRole } from '../lib/roles'
 import type { Clock } from '../sql/changes'
 

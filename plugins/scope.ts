@@ -1,6 +1,12 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { PendingQuery, Row } from 'postgres'
+import type { Issue } from '../lib/errors'
 import type { ChangeKind, RecordTable } from '../lib/kinds'
 import type { FamilyRole } from '../lib/roles'
 import type { ClockOf } from '../sql/access'
+
+type Fragment = PendingQuery<Row[]>
+type Values = Record<string, unknown>
 
 // What a route asks of the family scope, and what the scope resolved.
 
@@ -43,12 +49,31 @@ export interface ScopeOptions {
    */
   cache?: boolean
   /**
-   * A create whose access is decided in its insert's own statement
-   * (sql/access.ts, createChecked): authentication reads only the token, and
-   * the handler passes what the statement found to `decideCreate`. A request
-   * of the route that cannot be one statement calls `completeAccess` first.
+   * A read or a create decided in one statement with its answer or its
+   * insert: authentication reads only the token, and the scope decides the
+   * session, the target, the role and the rules in the statement that reads
+   * or writes (sql/access.ts).
    */
-  oneStatement?: boolean
+  oneStatement?: OneStatementRead | OneStatementCreate
+}
+
+/** A list or a read whose answer the database writes as JSON, in the statement that decides its access. Needs `etag` of a clock. */
+export interface OneStatementRead {
+  answer: (request: FastifyRequest) => Fragment
+}
+
+/** A create of a child's record whose insert runs in the statement that decides its access. */
+export interface OneStatementCreate {
+  /** The values to insert, or null when the request cannot be one statement: its access is then decided as any route's, and the handler writes. */
+  values: (request: FastifyRequest) => Values | null
+  /** The insert, from the rows of `actor`, which holds a row only when every check passed. */
+  insert: (childId: number, values: Values, actor: Fragment) => Fragment
+  /** The rules between the record and its child; `birth` null and `visitOk` true for the rules that need no database. */
+  rules: (values: Values, birth: string | null, visitOk: boolean) => Issue[]
+  /** The record's dates: none may be before the child's birth. */
+  dates: (values: Values) => string[]
+  /** The row as the API answers it. */
+  present: (row: Values) => Values
 }
 
 /** What the scope resolved, for the handler to trust. */
@@ -62,4 +87,36 @@ export interface Scope {
   version: number | null
   /** The version an If-Match header asked for: the write must find it unchanged, or it is a 412. */
   expectedVersion: number | null
+}
+
+/** Where a request keeps its scope: null until the family scope has decided. */
+const held: unique symbol = Symbol('scope')
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    [held]: Scope | null
+  }
+}
+
+/**
+ * Decorates requests with `scope`, what the family scope resolved. Reading it
+ * before the scope has decided is an error; `scopeOf` reads it or null.
+ */
+export function decorateScope (fastify: FastifyInstance): void {
+  fastify.decorateRequest(held, null)
+  fastify.decorateRequest('scope', {
+    getter (this: FastifyRequest): Scope {
+      const scope = this[held]
+      if (scope === null) throw new Error('request.scope is read before the family scope decided it')
+      return scope
+    },
+    setter (this: FastifyRequest, scope: Scope): void {
+      this[held] = scope
+    }
+  })
+}
+
+/** What the family scope resolved for a request, or null when it decided nothing. */
+export function scopeOf (request: FastifyRequest): Scope | null {
+  return request[held]
 }

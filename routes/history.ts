@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { changedFields } from '../lib/changes'
-import type { ChangeKind } from '../lib/kinds'
+import { changedFields } from '../kinds/changes'
+import type { ChangeKind } from '../kinds/changes'
 import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../lib/schemas'
 import { historyOf } from '../sql/changes'
 import { HistoryQuery, IdParams } from './changes/schemas'
@@ -36,7 +36,7 @@ export function historyRoute (fastify: FastifyInstance, route: HistoryRoute): vo
     }
   }, async request => {
     const { id } = request.params as { id: number }
-    const { limit = 50, offset = 0 } = request.query as { limit?: number, offset?: number }
+    const { limit, offset } = request.query as { limit: number, offset: number }
     const { rows, total } = await historyOf(fastify.sql, route.kind, id, limit, offset)
     return {
       data: rows.map(entry => ({

@@ -1,23 +1,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { PendingQuery, Row } from 'postgres'
 import type { Db, Tx } from '../db/client'
-import { errors, withDetails } from '../lib/errors'
-import { present, type ChangeKind, type RecordTable } from '../lib/kinds'
+import { errors, invalidRequest } from '../lib/errors'
+import type { RecordTable } from '../lib/kinds'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, PATCH_RULE, Pagination, StrictObject, WithETag, errorResponses, patchFields
 } from '../lib/schemas'
-import { preconditionFailed } from '../plugins/access'
-import { createChecked } from '../sql/access'
+import { preconditionFailed, type OneStatementCreate } from '../plugins/access'
 import { beginChange } from '../sql/changes'
-import { orderBy, type SortFields } from '../sql/list'
+import { orderBy } from '../sql/list'
 import {
-  deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockRecord, recordVersion, replaceRecord, visitOfChild, type RecordTableSpec
+  deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockRecord, recordVersion, replaceRecord, visitOfChild
 } from '../sql/records'
 import { historyRoute } from './history'
-import { ruleIssues, type Issue } from './record-rules'
+import type { RecordKind } from '../kinds/kind'
+import { ruleIssues } from '../kinds/rules'
 
-export { latestAllowedDate, ruleIssues, type Issue } from './record-rules'
+export { latestAllowedDate, ruleIssues, type Issue } from '../kinds/rules'
 
 type Values = Record<string, unknown>
 type Fragment = PendingQuery<Row[]>
@@ -41,10 +41,8 @@ export interface ParentSpec {
   column: string
 }
 
-/** What makes one kind of a child's records: its names, schemas, columns, filters and rules. */
-export interface RecordSpec extends RecordTableSpec {
-  /** The kind, as the change log names it. */
-  kind: ChangeKind
+/** What makes one kind of a child's records served: its kind (kinds/), its names in the URLs and the document, its filters. */
+export interface RecordSpec extends RecordKind {
   /** The URL segment, e.g. `medical-events`. */
   path: string
   singular: string
@@ -55,31 +53,11 @@ export interface RecordSpec extends RecordTableSpec {
   parent?: ParentSpec
   /** What the OpenAPI document says of the list and the create, besides their summaries. */
   descriptions?: { list?: string, create?: string }
-  /** The response schema, named by `$id`. */
-  schema: TObject
-  /** Body fields of POST and PUT, without `childId`. */
-  fields: TProperties
   /** Body fields of POST only. */
   createFields?: TProperties
-  /** Date fields that must lie between the child's birth and tomorrow. */
-  dates: string[]
-  /**
-   * Timestamp fields (RFC 3339) that must lie between the start of the
-   * child's date of birth in the earliest time zone (00:00 at UTC+14) and a
-   * day after now. The first is the main date of a kind without `dates`:
-   * `from` and `to` filter on its date in UTC.
-   */
-  timestamps?: string[]
-  sorts: SortFields
-  defaultSort: string
   /** Extra query filters and their SQL. */
   filters?: TProperties
   filterSql?: (db: Db, query: Values) => Fragment[]
-  /** Rules between fields of the body, as validation issues. */
-  check?: (body: Values) => Issue[]
-  toResponse?: (row: Values) => Values
-  /** The same derived fields as SQL expressions over the row `r`, for answers the database writes as JSON. */
-  derivedSql?: Record<string, string>
   /** The answer to a create, when it holds more than the record. */
   createSchema?: TSchema
   /** Creates the record and whatever comes with it, inside the transaction. */
@@ -97,9 +75,7 @@ function aNoun (spec: RecordSpec): string {
   return `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`
 }
 
-function invalid (issues: Issue[]): Error {
-  return withDetails(new errors.validation('The request is not valid'), { issues })
-}
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 const ONE_STATEMENT = 'The token is checked first (401); the session, the family scope and the rules are checked in the statement that writes, after the body is validated: a malformed body is a 400 also for a revoked session, whose well-formed write is a 401 with nothing written.'
 
@@ -107,7 +83,7 @@ const ONE_STATEMENT = 'The token is checked first (401); the session, the family
 async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, body: Values, childId: number): Promise<void> {
   const visitOk = typeof body.visitId !== 'number' || await visitOfChild(db, body.visitId, childId)
   const issues = ruleIssues(spec, body, request.scope.childBirth, visitOk)
-  if (issues.length > 0) throw invalid(issues)
+  if (issues.length > 0) throw invalidRequest(issues)
 }
 
 /**
@@ -140,14 +116,15 @@ export function recordRoutes (spec: RecordSpec) {
 
   return async function plugin (fastify: FastifyInstance): Promise<void> {
     const { sql } = fastify
-    const child = (at: `params.${string}` | `query.${string}`) => fastify.familyScope({ target: { child: at }, name: 'Child', etag: 'child', cache: true, oneStatement: true })
-    const createIn = (at: `params.${string}` | `body.${string}`) => fastify.familyScope({ target: { child: at }, name: 'Child', oneStatement: true })
+    const answer = { answer: (request: FastifyRequest) => listPage(request) }
+    const child = (at: `params.${string}` | `query.${string}`) => fastify.familyScope({ target: { child: at }, name: 'Child', etag: 'child', cache: true, oneStatement: answer })
+    const createIn = (at: `params.${string}` | `body.${string}`) => fastify.familyScope({ target: { child: at }, name: 'Child', oneStatement: insert })
     const record = fastify.familyScope({ target: { record: spec.table, at: 'params.id' }, name: spec.singular, etag: 'version', ifMatch: true, cache: true })
 
     /** A list's page as JSON, written by the database. */
     function listPage (request: FastifyRequest): Fragment {
       const query = request.query as Values
-      const { limit = 50, offset = 0 } = query as { limit?: number, offset?: number }
+      const { limit, offset } = query as { limit: number, offset: number }
       const filters: Fragment[] = []
       if (mainDate !== undefined && mainIsTimestamp) {
         // Dates of a timestamp are UTC dates, whatever time zone the database runs in.
@@ -164,48 +141,45 @@ export function recordRoutes (spec: RecordSpec) {
       return listBody(sql, spec, ownerId, filters, order, limit, offset, spec.derivedSql)
     }
 
-    /** A list: the session, the scope, the clock and, unless an answer is held, the page, in one statement. */
-    async function list (request: FastifyRequest, reply: FastifyReply) {
-      return fastify.answerRead(request, reply, () => listPage(request))
+    /** The values of a create without the child's id. */
+    function valuesOf (request: FastifyRequest): Values {
+      const values = { ...(request.body as Values) }
+      delete values.childId
+      return values
     }
 
     /**
      * A plain create in one round trip: the session, the scope, the rules and
-     * the insert with its change in one statement (sql/access.ts).
+     * the insert with its change in one statement. A create that writes more
+     * than its record (a visit with its measurement) is not one statement.
      */
-    async function createInOneStatement (request: FastifyRequest, childId: number, values: Values): Promise<Values> {
-      // Whether the rules that need no database hold; the statement checks the others.
-      const rulesOk = ruleIssues(spec, values, null, true).length === 0
-      const dates = spec.dates.map(field => values[field]).filter((value): value is string => typeof value === 'string')
-      const found = await createChecked(sql, {
-        userId: request.user.id,
-        sessionId: request.user.sessionId,
-        childId,
-        dates,
-        visitId: typeof values.visitId === 'number' ? values.visitId : null,
-        rulesOk
-      }, actor => insertFrom(sql, spec, childId, values, actor))
-      const target = fastify.decideCreate(request, found)
-      const issues = ruleIssues(spec, values, target.childBirth, found.visitOk)
-      if (issues.length > 0) throw invalid(issues)
-      if (found.created === null) throw new Error('the record was not written although every check passed')
-      return present(spec.kind, found.created)
+    const insert: OneStatementCreate = {
+      values: request => {
+        const values = valuesOf(request)
+        return spec.create !== undefined && values.measurement != null ? null : values
+      },
+      insert: (childId, values, actor) => insertFrom(sql, spec, childId, values, actor),
+      rules: (values, birth, visitOk) => ruleIssues(spec, values, birth, visitOk),
+      dates: values => spec.dates.map(field => values[field]).filter((value): value is string => typeof value === 'string'),
+      present: spec.present
+    }
+
+    /** A list: the scope decided it and read its answer in one statement. */
+    async function list (request: FastifyRequest, reply: FastifyReply) {
+      return reply.type(JSON_TYPE).send(request.answer)
     }
 
     async function create (request: FastifyRequest, reply: FastifyReply) {
-      const values = { ...(request.body as Values) }
-      const childId = ((request.params as Values).childId ?? values.childId) as number
-      delete values.childId
-      if (request.deferredAccess && (spec.create === undefined || values.measurement == null)) {
-        const created = await createInOneStatement(request, childId, values)
-        return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
+      let created = request.created
+      if (created === null) {
+        const values = valuesOf(request)
+        const childId = request.scope.childId as number
+        await checkRules(sql, spec, request, values, childId)
+        created = await sql.begin(async tx => {
+          await beginChange(tx, request.scope.familyId, request.user.id)
+          return spec.create !== undefined ? await spec.create(tx, childId, values) : await insertRecord(tx, spec, childId, values)
+        })
       }
-      await fastify.completeAccess(request, reply)
-      await checkRules(sql, spec, request, values, childId)
-      const created = await sql.begin(async tx => {
-        await beginChange(tx, request.scope.familyId, request.user.id)
-        return spec.create !== undefined ? await spec.create(tx, childId, values) : await insertRecord(tx, spec, childId, values)
-      })
       return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
     }
 
@@ -250,7 +224,7 @@ export function recordRoutes (spec: RecordSpec) {
       const url = `/api/${parent.path}/:${parent.param}/${spec.path}`
       const parentNoun = parent.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
       fastify.get(url, {
-        preHandler: fastify.familyScope({ target: { record: parent.table, at }, name: parent.singular, etag: 'child', cache: true, oneStatement: true }),
+        preHandler: fastify.familyScope({ target: { record: parent.table, at }, name: parent.singular, etag: 'child', cache: true, oneStatement: answer }),
         schema: { operationId: `list${parent.singular}${spec.plural}`, tags, summary: `The ${noun(spec)}s of ${/^[aeiou]/.test(parentNoun) ? 'an' : 'a'} ${parentNoun}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
       }, list)
 

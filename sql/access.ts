@@ -4,7 +4,7 @@
  */
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
-import type { ChangeKind, RecordTable } from '../lib/kinds'
+import type { ChangeKind, RecordTable } from '../kinds/changes'
 import type { FamilyRole } from '../lib/roles'
 
 type Fragment = PendingQuery<Row[]>
@@ -21,7 +21,7 @@ export interface Resolved {
   clock: string | null
 }
 
-export type Target = { family: unknown } | { child: unknown } | { record: RecordTable } | { history: ChangeKind }
+export type TargetKind = { family: unknown } | { child: unknown } | { record: RecordTable } | { history: ChangeKind }
 
 /** Which clock a read's ETag is made from: the child's (its changes and its records') or the family's. */
 export type ClockOf = 'child' | 'family' | null
@@ -42,7 +42,7 @@ function clockOf (db: Db, clock: ClockOf, family: Fragment, child: Fragment): Fr
  * a clock for the read's ETag. The history of an item is found through its
  * last change, so that it stays readable after the item is deleted.
  */
-export function targetQuery (db: Db, userId: number, target: Target, id: number, clock: ClockOf = null): PendingQuery<Resolved[]> {
+export function targetQuery (db: Db, userId: number, target: TargetKind, id: number, clock: ClockOf = null): PendingQuery<Resolved[]> {
   if ('family' in target) {
     return db<Resolved[]>`
       select f.id as "familyId", null::int as "childId", null::date as "childBirth", m.role,
@@ -86,7 +86,7 @@ export function targetQuery (db: Db, userId: number, target: Target, id: number,
   `
 }
 
-export async function resolveTarget (db: Db, userId: number, target: Target, id: number, clock: ClockOf = null): Promise<Resolved | undefined> {
+export async function resolveTarget (db: Db, userId: number, target: TargetKind, id: number, clock: ClockOf = null): Promise<Resolved | undefined> {
   const [row] = await targetQuery(db, userId, target, id, clock)
   return row
 }
@@ -140,6 +140,8 @@ export interface CreateChecks {
   visitId: number | null
   /** The rules decided without the database hold. */
   rulesOk: boolean
+  /** The family roles that may write: the route's least role and those above it. */
+  roles: FamilyRole[]
 }
 
 /**
@@ -172,7 +174,7 @@ export async function createChecked (db: Db, checks: CreateChecks, insert: (acto
     actor as materialized (
       select t."familyId", begin_change(t."familyId", ${userId})
       from principal p, target t, link l
-      where p."sessionActive" and not p.disabled and t.role in ('owner', 'member')
+      where p."sessionActive" and not p.disabled and t.role::text = any(${checks.roles}::text[])
         and l.ok and ${checks.rulesOk}::boolean and t."childBirth" <= all(${checks.dates}::date[])
     ),
     created as (
@@ -204,7 +206,7 @@ export interface CheckedRead {
  * this instance or by the client.
  */
 export async function readChecked (
-  db: Db, who: { userId: number, sessionId: number }, target: Target, id: number, clock: ClockOf, body: Fragment
+  db: Db, who: { userId: number, sessionId: number }, target: TargetKind, id: number, clock: ClockOf, body: Fragment
 ): Promise<CheckedRead | undefined> {
   const [row] = await db<CheckedRead[]>`
     select

@@ -4,6 +4,7 @@ import { LOCKS, lockForTransaction } from '../db/locks'
 import type { Family, Member } from './families'
 import type { FamilyRole, Role } from '../lib/roles'
 import type { User } from './users'
+import { pageTotal } from './list'
 
 /** Queries of the administration routes. */
 
@@ -94,7 +95,8 @@ function containing (q: string): string {
   return '%' + q.replace(/[\\%_]/g, '\\$&') + '%'
 }
 
-function orderBy<F extends string> (db: Db, sort: Array<SortKey<F>>, columns: Record<F, postgres.Fragment>): postgres.Fragment {
+/** An ORDER BY of parsed sort keys over their columns' expressions, ties broken by id. */
+function orderByKeys<F extends string> (db: Db, sort: Array<SortKey<F>>, columns: Record<F, postgres.Fragment>): postgres.Fragment {
   const keys = sort.map(key => key.descending ? db`${columns[key.field]} desc` : db`${columns[key.field]} asc`)
   return [...keys, db`id asc`].reduce((list, key) => db`${list}, ${key}`)
 }
@@ -115,7 +117,7 @@ export async function listAdminUsers (db: Db, options: ListOptions<UserSortField
   const where = options.q === undefined
     ? db``
     : db`where u.name ilike ${containing(options.q)} escape '\\' or u.email ilike ${containing(options.q)} escape '\\'`
-  const order = orderBy(db, options.sort, {
+  const order = orderByKeys(db, options.sort, {
     createdAt: db`u.created_at`,
     name: db`lower(u.name)`,
     email: db`lower(u.email)`
@@ -127,7 +129,7 @@ export async function listAdminUsers (db: Db, options: ListOptions<UserSortField
     order by ${order}
     limit ${options.limit} offset ${options.offset}
   `
-  const total = rows[0]?.total ?? Number((await db`select count(*) as n from users u ${where}`)[0].n)
+  const total = await pageTotal(rows, options.offset, () => db`select count(*) as n from users u ${where}`)
   return { rows: rows.map(({ total: _total, ...user }) => user), total }
 }
 
@@ -240,7 +242,7 @@ function familyColumns (db: Db, viewerId: number) {
 /** Every family, as the given admin sees it: with the admin's role, null where not a member. */
 export async function listAllFamilies (db: Db, viewerId: number, options: ListOptions<FamilySortField>): Promise<{ rows: Family[], total: number }> {
   const where = options.q === undefined ? db`` : db`where f.name ilike ${containing(options.q)} escape '\\'`
-  const order = orderBy(db, options.sort, {
+  const order = orderByKeys(db, options.sort, {
     id: db`f.id`,
     name: db`lower(f.name)`,
     createdAt: db`f.created_at`
@@ -252,7 +254,7 @@ export async function listAllFamilies (db: Db, viewerId: number, options: ListOp
     order by ${order}
     limit ${options.limit} offset ${options.offset}
   `
-  const total = rows[0]?.total ?? Number((await db`select count(*) as n from families f ${where}`)[0].n)
+  const total = await pageTotal(rows, options.offset, () => db`select count(*) as n from families f ${where}`)
   return { rows: rows.map(({ total: _total, ...family }) => family), total }
 }
 

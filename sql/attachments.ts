@@ -1,6 +1,8 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
+import { uploadUrl } from '../lib/files/names'
 import { conditions } from './records'
+import { pageTotal } from './list'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -40,7 +42,7 @@ export const linkTables = { visitId: 'visits', measurementId: 'measurements', il
 export const attachmentColumns = (db: Db): Fragment => db`
   id, child_id as "childId", visit_id as "visitId", measurement_id as "measurementId", illness_id as "illnessId",
   file_name as "fileName", content_type as "contentType", size_bytes as "sizeBytes",
-  '/uploads/' || stored_name as url, version, created_at as "createdAt"
+  ${uploadUrl('')}::text || stored_name as url, version, created_at as "createdAt"
 `
 
 function linkFilters (db: Db, links: AttachmentLinks): Fragment[] {
@@ -67,10 +69,7 @@ export async function listAttachments (
     ${order}
     limit ${limit} offset ${offset}
   `
-  let total = rows[0]?.total
-  if (total === undefined) {
-    total = offset === 0 ? 0 : Number((await db`select ${counted} as n`)[0].n)
-  }
+  const total = await pageTotal(rows, offset, () => db`select ${counted} as n`)
   return { rows: rows.map(({ total: _total, ...attachment }) => attachment), total }
 }
 

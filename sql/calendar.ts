@@ -1,6 +1,7 @@
 import type { Db } from '../db/client'
 import type { FeedDue, FeedVisit } from '../lib/calendar'
 import { latestDoses } from './medical-events'
+import { pageTotal } from './list'
 
 export interface CalendarFeed {
   id: number
@@ -66,7 +67,7 @@ export async function listFeeds (db: Db, userId: number, limit: number, offset: 
     order by c.id
     limit ${limit} offset ${offset}
   `
-  const total = rows[0]?.total ?? (await db<{ n: number }[]>`select count(*)::int as n from calendar_feeds where user_id = ${userId}`)[0].n
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from calendar_feeds where user_id = ${userId}`)
   return { rows, total }
 }
 

@@ -1,6 +1,6 @@
 import type { Db } from '../db/client'
-import type { Position, StoredChange } from '../lib/changes'
-import type { ChangeKind } from '../lib/kinds'
+import type { ChangeKind, Position, StoredChange } from '../kinds/changes'
+import { pageTotal } from './list'
 
 /**
  * Starts a write of the service: names the user its changes are recorded
@@ -116,10 +116,6 @@ export async function historyOf (
     left join users u on u.id = e."userId"
     order by e.seq desc
   `
-  let total = rows[0]?.total
-  if (total === undefined) {
-    const [row] = await db<{ n: number }[]>`select count(*) as n from changes where kind = ${kind} and record_id = ${recordId}`
-    total = row.n
-  }
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from changes where kind = ${kind} and record_id = ${recordId}`)
   return { rows: rows.map(({ total: _total, ...entry }) => entry), total }
 }

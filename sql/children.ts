@@ -1,10 +1,12 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
+import { KINDS } from '../kinds'
+import { avatarUrl } from '../lib/files/names'
 import type { StoredNames } from '../lib/stored-files'
 
 type Fragment = PendingQuery<Row[]>
 
-export interface Child {
+export interface ChildRow {
   id: number
   familyId: number
   name: string
@@ -30,7 +32,7 @@ export const childSorts = { name: 'name', dateOfBirth: 'date_of_birth', createdA
 
 const columns = (db: Db): Fragment => db`
   id, family_id as "familyId", name, date_of_birth as "dateOfBirth", sex,
-  case when avatar_name is null then null else '/avatars/' || avatar_name end as "avatarUrl",
+  case when avatar_name is null then null else ${avatarUrl('')}::text || avatar_name end as "avatarUrl",
   gestational_age_weeks as "gestationalAgeAtBirthWeeks", gestational_age_days as "gestationalAgeAtBirthDays",
   version, created_at as "createdAt", updated_at as "updatedAt"
 `
@@ -38,7 +40,7 @@ const columns = (db: Db): Fragment => db`
 /** The children of the caller's families, or of one of them. */
 export async function listChildren (
   db: Db, userId: number, familyId: number | null, order: Fragment, limit: number, offset: number
-): Promise<{ rows: Child[], total: number }> {
+): Promise<{ rows: ChildRow[], total: number }> {
   const scope = familyId === null
     ? db`family_id in (select family_id from family_members where user_id = ${userId})`
     : db`family_id = ${familyId}`
@@ -46,7 +48,7 @@ export async function listChildren (
   const counted = familyId === null
     ? db`(select coalesce(sum(family_children(m.family_id)), 0)::bigint from family_members m where m.user_id = ${userId})`
     : db`family_children(${familyId})`
-  const rows = await db<(Child & { total: number })[]>`
+  const rows = await db<(ChildRow & { total: number })[]>`
     select ${columns(db)}, ${counted} as total
     from children
     where ${scope}
@@ -60,13 +62,13 @@ export async function listChildren (
   return { rows: rows.map(({ total: _total, ...child }) => child), total }
 }
 
-export async function findChild (db: Db, id: number): Promise<Child | undefined> {
-  const [row] = await db<Child[]>`select ${columns(db)} from children where id = ${id}`
+export async function findChild (db: Db, id: number): Promise<ChildRow | undefined> {
+  const [row] = await db<ChildRow[]>`select ${columns(db)} from children where id = ${id}`
   return row
 }
 
-export async function insertChild (db: Db, familyId: number, fields: ChildFields): Promise<Child> {
-  const [row] = await db<Child[]>`
+export async function insertChild (db: Db, familyId: number, fields: ChildFields): Promise<ChildRow> {
+  const [row] = await db<ChildRow[]>`
     insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days)
     values (
       ${familyId}, ${fields.name}, ${fields.dateOfBirth}, ${fields.sex},
@@ -78,8 +80,8 @@ export async function insertChild (db: Db, familyId: number, fields: ChildFields
 }
 
 /** Replaces a child's fields; with `expectedVersion`, only while it still has it (undefined otherwise). */
-export async function replaceChild (db: Db, id: number, fields: ChildFields, expectedVersion: number | null = null): Promise<Child | undefined> {
-  const [row] = await db<Child[]>`
+export async function replaceChild (db: Db, id: number, fields: ChildFields, expectedVersion: number | null = null): Promise<ChildRow | undefined> {
+  const [row] = await db<ChildRow[]>`
     update children
     set name = ${fields.name}, date_of_birth = ${fields.dateOfBirth}, sex = ${fields.sex},
         gestational_age_weeks = ${fields.gestationalAgeAtBirthWeeks ?? null},
@@ -99,19 +101,17 @@ export async function lockChild (db: Db, id: number): Promise<number | undefined
 
 /** The earliest date among the child's records, or null without records. */
 export async function earliestRecordDate (db: Db, childId: number): Promise<string | null> {
-  const [row] = await db<{ earliest: string | null }[]>`
-    select least(
-      (select min(measured_at) from measurements where child_id = ${childId}),
-      (select min(date) from visits where child_id = ${childId}),
-      (select min(date) from medical_events where child_id = ${childId}),
-      (select min(start_date) from illnesses where child_id = ${childId}),
-      -- A reading's day as it is anywhere: its date at UTC+14, the rule of its creation.
-      (select min(((taken_at at time zone 'UTC') + interval '14 hours')::date) from temperatures where child_id = ${childId})
-    ) as earliest
-  `
+  const firsts = KINDS.map(kind => {
+    const [date] = kind.dates
+    if (date !== undefined) return db`(select min(${db(kind.columns[date])}) from ${db(kind.table)} where child_id = ${childId})`
+    // A reading's day as it is anywhere: its date at UTC+14, the rule of its creation.
+    const at = db(kind.columns[(kind.timestamps ?? [])[0]])
+    return db`(select min(((${at} at time zone 'UTC') + interval '14 hours')::date) from ${db(kind.table)} where child_id = ${childId})`
+  })
+  const list = firsts.slice(1).reduce((all, first) => db`${all}, ${first}`, firsts[0])
+  const [row] = await db<{ earliest: string | null }[]>`select least(${list}) as earliest`
   return row.earliest
 }
-
 
 /**
  * Deletes a child with everything of it (its records go by cascade) and

@@ -1,7 +1,8 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { GrowthMeasurement } from '../lib/growth/point'
 import type { Db } from '../db/client'
-import { camelRow, type RecordTableSpec } from './records'
+import type { RecordTableSpec } from '../kinds/kind'
+import { camelRow } from './records'
 import { attachmentColumns, type Attachment } from './attachments'
 
 type Fragment = PendingQuery<Row[]>

@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
+import { pageTotal } from './list'
 
 export interface Family {
   id: number
@@ -76,7 +77,8 @@ export async function listFamiliesOf (db: Db, userId: number, limit: number, off
     order by f.id
     limit ${limit} offset ${offset}
   `
-  return { rows, total: rows[0]?.total ?? (await familyIdsOf(db, userId)).length }
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from family_members where user_id = ${userId}`)
+  return { rows, total }
 }
 
 export async function renameFamily (db: Db, familyId: number, name: string): Promise<void> {
@@ -103,7 +105,7 @@ export async function listMembers (db: Db, familyId: number, limit: number, offs
     order by u.id
     limit ${limit} offset ${offset}
   `
-  const total = rows[0]?.total ?? Number((await db`select count(*) as n from family_members where family_id = ${familyId}`)[0].n)
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from family_members where family_id = ${familyId}`)
   return { rows, total }
 }
 

@@ -2,9 +2,10 @@ import type postgres from 'postgres'
 import type { JSONValue, PendingQuery, Row } from 'postgres'
 import type { Sql, Tx } from '../db/client'
 import { RESERVE_TIMEOUT_MS, reserveWithin } from '../db/locks'
+import type { RecordTable } from '../kinds/changes'
 
 /** Tables an archive's rows are written into. */
-export type ImportTable = 'children' | 'visits' | 'measurements' | 'medical_events' | 'illnesses' | 'temperatures' | 'attachments'
+export type ImportTable = 'children' | RecordTable
 
 type Fragment = PendingQuery<Row[]>
 
@@ -210,10 +211,4 @@ export async function writeStaged (tx: Tx, spec: StagedTable): Promise<number> {
     `
   }
   return count
-}
-
-/** The new id of each staged child, by its position in the archive. */
-export async function stagedChildIds (tx: Tx): Promise<Map<number, number>> {
-  const rows = await tx<{ child: number, id: number }[]>`select child, new_id as id from import_ids where kind = 'children'`
-  return new Map(rows.map(({ child, id }) => [child, id]))
 }

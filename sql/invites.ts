@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
+import { pageTotal } from './list'
 
 export interface Invite {
   id: number
@@ -79,10 +80,10 @@ export async function listOpenInvites (db: Db, familyId: number, limit: number, 
     order by id
     limit ${limit} offset ${offset}
   `
-  const total = rows[0]?.total ?? Number((await db`
+  const total = await pageTotal(rows, offset, () => db`
     select count(*) as n from invites
     where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()
-  `)[0].n)
+  `)
   return { rows, total }
 }
 

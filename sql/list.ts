@@ -1,11 +1,23 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { errors, withDetails } from '../lib/errors'
+import type { SortFields } from '../kinds/kind'
 
 type Fragment = PendingQuery<Row[]>
 
-/** Allowed sort fields: the API's camelCase name and its column. */
-export type SortFields = Record<string, string>
+/**
+ * A list's total, which its page carries in a `total` column. An empty page
+ * carries none: the first page's emptiness is the total, and past it the
+ * list is counted on its own (`count` answers one row with `n`).
+ */
+export async function pageTotal (
+  rows: ReadonlyArray<{ total: number }>, offset: number, count: () => PromiseLike<ReadonlyArray<{ n: unknown }>>
+): Promise<number> {
+  if (rows.length > 0) return rows[0].total
+  if (offset === 0) return 0
+  const [row] = await count()
+  return Number(row.n)
+}
 
 function badSort (allowed: SortFields): Error {
   const names = Object.keys(allowed).join(', ')
@@ -30,15 +42,4 @@ export function orderBy (db: Db, sort: string, allowed: SortFields): Fragment {
   const last = terms[terms.length - 1].descending
   const fragments = terms.map(term => term.descending ? db`${db(term.column)} desc,` : db`${db(term.column)} asc,`)
   return last ? db`order by ${fragments} id desc` : db`order by ${fragments} id asc`
-}
-
-export interface Page<T> {
-  data: T[]
-  meta: { total: number, limit: number, offset: number }
-}
-
-/** The list envelope from rows that carry the count of every row as `total`. */
-export function page<T extends { total?: number }> (rows: T[], limit: number, offset: number, total?: number): Page<Omit<T, 'total'>> {
-  const data = rows.map(({ total: _total, ...rest }) => rest)
-  return { data, meta: { total: total ?? rows[0]?.total ?? 0, limit, offset } }
 }

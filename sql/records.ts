@@ -1,27 +1,15 @@
 import type { JSONValue, PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
+import type { RecordTableSpec } from '../kinds/kind'
 import type { RecordTable } from '../lib/kinds'
 
 type Fragment = PendingQuery<Row[]>
 
 /**
  * The queries shared by the kinds of a child's records (measurements, visits,
- * medical events, illnesses). Each kind names its table and its columns, the
- * API's camelCase name mapped to the column's snake_case one.
+ * medical events, illnesses, temperature readings), each described by its
+ * module in kinds/.
  */
-export interface RecordTableSpec {
-  table: RecordTable
-  /** Every column the API answers, `id`, `childId` and the timestamps included. */
-  columns: Record<string, string>
-  /** The columns a client writes. */
-  writable: string[]
-  /**
-   * The column a list is read by: `child_id` (the default) for a child's
-   * records, the parent's for records listed under another record (a
-   * temperature reading's `illness_id`).
-   */
-  listedBy?: string
-}
 
 function snakeList (spec: RecordTableSpec): string[] {
   return Object.values(spec.columns)
@@ -43,26 +31,6 @@ function toColumns (spec: RecordTableSpec, values: Record<string, unknown>): Rec
 /** Several `and ...` fragments as one (an empty list is no condition). */
 export function conditions (db: Db, fragments: Fragment[]): Fragment {
   return fragments.reduce<Fragment>((all, fragment) => db`${all} ${fragment}`, db``)
-}
-
-export async function listRecords (
-  db: Db, spec: RecordTableSpec, childId: number, filters: Fragment[], order: Fragment, limit: number, offset: number
-): Promise<{ rows: Record<string, unknown>[], total: number }> {
-  const rows = await db`
-    select ${db(snakeList(spec))},
-      (select count(*) from ${db(spec.table)} where child_id = ${childId} ${conditions(db, filters)}) as total
-    from ${db(spec.table)}
-    where child_id = ${childId} ${conditions(db, filters)}
-    ${order}
-    limit ${limit} offset ${offset}
-  `
-  let total = rows[0]?.total as number | undefined
-  if (total === undefined) {
-    total = offset === 0
-      ? 0
-      : (await db`select count(*) as n from ${db(spec.table)} where child_id = ${childId} ${conditions(db, filters)}`)[0].n as number
-  }
-  return { rows: rows.map(row => camelRow(spec, row)), total }
 }
 
 export async function findRecord (db: Db, spec: RecordTableSpec, id: number): Promise<Record<string, unknown> | undefined> {

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import { pageTotal } from './list'
 
 /** A session is one login; its refresh tokens form a chain, each knowing the token it replaced. */
 export interface Session {
@@ -92,13 +93,8 @@ export async function activeSessions (db: Db, userId: number, limit: number, off
     order by id
     limit ${limit} offset ${offset}
   `
-  const total = rows[0]?.total ?? await countActiveSessions(db, userId)
-  return { rows, total }
-}
-
-async function countActiveSessions (db: Db, userId: number): Promise<number> {
-  const [row] = await db`
+  const total = await pageTotal(rows, offset, () => db`
     select count(*) as n from sessions where user_id = ${userId} and revoked_at is null and expires_at > now()
-  `
-  return row.n
+  `)
+  return { rows, total }
 }

@@ -5,19 +5,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { removeStoredFiles } from '../lib/stored-files'
 import { LOCKS } from '../db/locks'
-import { bearer, build, familyOf, login, PASSWORD, register, type App, type Pair } from './helper'
+import { build, call, familyOf, login, PASSWORD, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const DENIED = { error: 'Access denied', code: 'FORBIDDEN', details: {} }
-
-function call (app: App, who: Pair | null, method: string, url: string, payload?: unknown) {
-  return app.inject({
-    method: method as 'GET',
-    url,
-    headers: who === null ? {} : bearer(who.accessToken),
-    ...(payload === undefined ? {} : { payload: payload as object })
-  })
-}
 
 function refresh (app: App, pair: Pair) {
   return app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: pair.refreshToken } })

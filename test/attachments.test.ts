@@ -3,7 +3,7 @@ import sharp from 'sharp'
 import http from 'node:http'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
-import { bearer, build, call, familyOf, register, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, join, register, type App, type Pair } from './helper'
 import { file as part, form, type Part } from './multipart'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -14,8 +14,7 @@ function file (value: Buffer, filename = 'scan.png', type = 'image/png'): Part {
 
 function upload (app: App, pair: Pair | null, childId: number | string, parts: Part[]) {
   const body = form(parts)
-  const auth = pair === null ? {} : bearer(pair.accessToken)
-  return app.inject({ method: 'POST', url: `/api/children/${childId}/attachments`, headers: { ...auth, ...body.headers }, payload: body.payload })
+  return call(app, pair, 'POST', `/api/children/${childId}/attachments`, body.payload, body.headers)
 }
 
 async function image (format: 'png' | 'jpeg' | 'webp' | 'gif', width = 8, height = 8): Promise<Buffer> {
@@ -28,12 +27,6 @@ const HEIC = Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from('ftypheic'),
 const HTML = Buffer.from('<!doctype html><html><body><script>alert(document.cookie)</script></body></html>')
 const ELF = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(120)])
 const PE = Buffer.concat([Buffer.from('MZ'), Buffer.alloc(126)])
-
-async function join (app: App, owner: Pair, user: Pair, role: string): Promise<void> {
-  const invite = (await call(app, owner, 'POST', `/api/families/${familyOf(owner)}/invites`, { email: user.user.email, role })).json()
-  const res = await call(app, user, 'POST', '/api/invites/accept', { token: invite.token })
-  if (res.statusCode !== 200) throw new Error(res.body)
-}
 
 async function setup (t: Test, env: Record<string, string> = {}) {
   const app = await build(t, { env: { ...OPEN, ...env } })
@@ -331,8 +324,8 @@ t.test('who may upload, list, read and delete', async t => {
   const member = await register(app)
   const viewer = await register(app)
   const stranger = await register(app)
-  await join(app, owner, member, 'member')
-  await join(app, owner, viewer, 'viewer')
+  await join(app, owner, familyOf(owner), member, 'member')
+  await join(app, owner, familyOf(owner), viewer, 'viewer')
   const strangerChild = (await call(app, stranger, 'POST', '/api/children', { name: 'Zed', dateOfBirth: '2021-01-01', sex: 'male' })).json()
   const png = await image('png')
   const own = (await upload(app, owner, child.id, [file(png)])).json()

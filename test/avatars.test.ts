@@ -3,7 +3,7 @@ import sharp from 'sharp'
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { IMAGE_CONCURRENCY, IMAGE_JOBS_PER_KEY, imageWork } from '../lib/files/avatar'
-import { bearer, build, call, familyOf, register, type App, type Pair } from './helper'
+import { build, call, familyOf, join, register, type App, type Pair } from './helper'
 import { exported, footprint, importArchive, rebuilt, richFamily } from './import-helpers'
 import { file as part, form, type Part } from './multipart'
 
@@ -13,8 +13,7 @@ function file (value: Buffer, filename = 'me.jpg', type = 'image/jpeg'): Part {
 
 function setAvatar (app: App, pair: Pair | null, childId: number | string, parts: Part[]) {
   const body = form(parts)
-  const auth = pair === null ? {} : bearer(pair.accessToken)
-  return app.inject({ method: 'POST', url: `/api/children/${childId}/avatar`, headers: { ...auth, ...body.headers }, payload: body.payload })
+  return call(app, pair, 'POST', `/api/children/${childId}/avatar`, body.payload, body.headers)
 }
 
 async function image (format: 'png' | 'jpeg' | 'webp' | 'gif', width = 32, height = 32): Promise<Buffer> {
@@ -35,12 +34,6 @@ async function photoWithGps (): Promise<Buffer> {
 
 /** The EXIF pointer to the GPS directory (tag 0x8825), little-endian as sharp writes it. */
 const GPS_POINTER = Buffer.from([0x25, 0x88])
-
-async function join (app: App, owner: Pair, user: Pair, role: string): Promise<void> {
-  const invite = (await call(app, owner, 'POST', `/api/families/${familyOf(owner)}/invites`, { email: user.user.email, role })).json()
-  const res = await call(app, user, 'POST', '/api/invites/accept', { token: invite.token })
-  if (res.statusCode !== 200) throw new Error(res.body)
-}
 
 async function setup (t: Test, env: Record<string, string> = {}) {
   const app = await build(t, { env: { REGISTRATION: 'open', ...env } })
@@ -328,8 +321,8 @@ t.test('who may set and remove an avatar', async t => {
   const member = await register(app)
   const viewer = await register(app)
   const stranger = await register(app)
-  await join(app, owner, member, 'member')
-  await join(app, owner, viewer, 'viewer')
+  await join(app, owner, familyOf(owner), member, 'member')
+  await join(app, owner, familyOf(owner), viewer, 'viewer')
   const png = await image('png')
 
   const byMember = await setAvatar(app, member, child.id, [file(png)])

@@ -64,6 +64,12 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   t.equal(answer?.status, 200, 'node dist/server.js answers GET /api/health')
   t.equal(answer?.body.status, 'ok', 'with status ok')
   t.equal(answer?.body.version, JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version, 'with the version of package.json')
+  const registered = await fetch(`http://127.0.0.1:${port}/api/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'first@example.org', password: 'correct horse battery', name: 'First' })
+  })
+  t.equal(registered.status, 201, 'a registration hashes its password in the built worker thread, dist/lib/password-worker.js')
   const [{ count }] = await db.sql`select count(*)::int as count from migrations`
   t.ok(count > 0, 'it applied the migrations shipped in dist/migrations to an empty database')
 

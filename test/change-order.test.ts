@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { AddressInfo } from 'node:net'
-import { build, call, familyOf, register, transactionsSettled, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, register, transactionsSettled, type App, type Pair } from './helper'
 
 // The order of a family's changes while its writers commit concurrently and
 // out of order: writers never wait for each other, and the feed and the
@@ -152,7 +152,7 @@ t.test('a stream resumed with Last-Event-ID loses nothing while writers commit o
   async function listen (lastEventId: string | null, until: () => boolean) {
     const abort = new AbortController()
     const res = await fetch(`${origin}/api/families/${familyId}/events`, {
-      headers: { authorization: `Bearer ${owner.accessToken}`, ...(lastEventId === null ? {} : { 'last-event-id': lastEventId }) },
+      headers: { ...bearer(owner.accessToken), ...(lastEventId === null ? {} : { 'last-event-id': lastEventId }) },
       signal: abort.signal
     })
     const reader = (res.body as ReadableStream<Uint8Array>).getReader()
@@ -251,12 +251,8 @@ t.test('a statement of many rows records a change for each, in their order, and 
   const { app, owner, familyId, childId } = await setup(t)
   const { cursor: start } = await settledFeed(app, owner, familyId, null)
   const lines = Array.from({ length: 120 }, (_, i) => `2024-01-${String(1 + (i % 28)).padStart(2, '0')},,${(10 + i / 100).toFixed(2)},,`)
-  const imported = await app.inject({
-    method: 'POST',
-    url: `/api/children/${childId}/measurements/import`,
-    headers: { authorization: `Bearer ${owner.accessToken}`, 'content-type': 'text/csv' },
-    payload: ['measuredAt,heightCm,weightKg,headCircumferenceCm,notes', ...lines].join('\n')
-  })
+  const csv = ['measuredAt,heightCm,weightKg,headCircumferenceCm,notes', ...lines].join('\n')
+  const imported = await call(app, owner, 'POST', `/api/children/${childId}/measurements/import`, csv, { 'content-type': 'text/csv' })
   t.equal(imported.statusCode, 201, imported.body)
   const created = await settledFeed(app, owner, familyId, start)
   t.same(weights(created.changes), lines.map((_, i) => Number((10 + i / 100).toFixed(2))), 'a change for each line, in the order of the lines')

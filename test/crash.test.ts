@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync
 import os from 'node:os'
 import path from 'node:path'
 import sharp from 'sharp'
-import { TEST_ENV, testDatabase } from './helper'
+import { bearer, TEST_ENV, testDatabase } from './helper'
 import { freePort } from '../db/embedded'
 
 const ROOT = path.join(__dirname, '..')
@@ -44,7 +44,7 @@ t.test('a server killed during a burst of multi-step writes leaves nothing half-
   const registered = await (await fetch(`${base}/api/auth/register`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'crash@example.org', password: 'a long password', name: 'Crash' })
   })).json() as { accessToken: string }
-  const auth = { authorization: `Bearer ${registered.accessToken}` }
+  const auth = bearer(registered.accessToken)
   const child = await (await fetch(`${base}/api/children`, {
     method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Kim', dateOfBirth: '2020-01-01', sex: 'female' })
   })).json() as { id: number }

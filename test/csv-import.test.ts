@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { bearer, build, call, familyOf, register, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, join, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const BIRTH = '2015-03-15'
@@ -13,12 +13,6 @@ function importCsv (app: App, pair: Pair | null, childId: number, csv: string | 
     headers: { ...(pair === null ? {} : bearer(pair.accessToken)), ...(type === null ? {} : { 'content-type': type }) },
     payload: csv
   })
-}
-
-async function join (app: App, owner: Pair, user: Pair, role: string): Promise<void> {
-  const invite = (await call(app, owner, 'POST', `/api/families/${familyOf(owner)}/invites`, { email: user.user.email, role })).json()
-  const res = await call(app, user, 'POST', '/api/invites/accept', { token: invite.token })
-  if (res.statusCode !== 200) throw new Error(res.body)
 }
 
 async function setup (t: Test) {
@@ -191,7 +185,7 @@ t.test('each row is checked as the body of a create: the same rules, worded the 
 t.test('dates before the birth or in the future are refused after the family scope, as on POST', async t => {
   const { app, owner, child } = await setup(t)
   const viewer = await register(app)
-  await join(app, owner, viewer, 'viewer')
+  await join(app, owner, familyOf(owner), viewer, 'viewer')
   const csv = `${HEADER}\n${day(1)},50,,,\n2015-03-14,50,,,\n2999-01-01,51,,,\n`
   const res = await importCsv(app, owner, child.id, csv)
   t.equal(res.statusCode, 400)
@@ -351,8 +345,8 @@ t.test('who may import: the rules of a create', async t => {
   const member = await register(app)
   const viewer = await register(app)
   const stranger = await register(app)
-  await join(app, owner, member, 'member')
-  await join(app, owner, viewer, 'viewer')
+  await join(app, owner, familyOf(owner), member, 'member')
+  await join(app, owner, familyOf(owner), viewer, 'viewer')
   const csv = `${HEADER}\n${day(1)},50,,,\n`
   const before = await stateOf(app, child.id)
 

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { errors } from '../lib/errors'
 import { createSql } from '../db/client'
 import { FreeText, Id, Name, Nullable, Secret, StrictObject, errorResponses } from '../lib/schemas'
-import { build, type App } from './helper'
+import { bearer, build, register, type App } from './helper'
 
 const Echo = StrictObject({
   name: Name(100),
@@ -307,8 +307,8 @@ t.test('CORS only for the configured origins', async t => {
 
 t.test('an enum names its allowed values, a date is one message in words, never a regular expression', async t => {
   const app = await build(t, { env: { REGISTRATION: 'open' } })
-  const reg = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'words@example.org', password: 'correct horse battery', name: 'Words' } })
-  const headers = { authorization: `Bearer ${reg.json().accessToken as string}` }
+  const reg = await register(app, { email: 'words@example.org', name: 'Words' })
+  const headers = bearer(reg.accessToken)
   const child = await app.inject({ method: 'POST', url: '/api/children', headers, payload: { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female' } })
   const childId = child.json().id as number
   const visit = await app.inject({ method: 'POST', url: `/api/children/${childId}/visits`, headers, payload: { date: '2023-01-01', type: 'checkup' } })

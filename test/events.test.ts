@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import net, { type AddressInfo } from 'node:net'
 import { buildApp, type App } from '../app'
-import { build, testConfig, PASSWORD, type Pair } from './helper'
+import { bearer, build, testConfig, transactionsSettled, PASSWORD, type Pair } from './helper'
 
 // Live updates over real HTTP: streams read with fetch as a browser would,
 // writes made through the API, on one or two instances of the service.
@@ -108,7 +108,7 @@ class Client {
   async call (method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number, body: any, headers: Headers }> {
     const res = await fetch(this.origin + path, {
       method,
-      headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...(token === null ? {} : bearer(token)), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body)
     })
     const text = await res.text()
@@ -144,7 +144,7 @@ class Client {
   }
 
   stream (familyId: number, token: string | null, query = '', headers: Record<string, string> = {}): Promise<Stream> {
-    return connect(this.origin, `/api/families/${familyId}/events${query}`, { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...headers })
+    return connect(this.origin, `/api/families/${familyId}/events${query}`, { ...(token === null ? {} : bearer(token)), ...headers })
   }
 }
 
@@ -155,7 +155,12 @@ async function setup (t: Test, env: Record<string, string> = {}, logs?: string[]
   const owner = await api.register()
   const opened: Stream[] = []
   t.teardown(() => { for (const stream of opened) stream.close() })
+  // A stream starts after the changes the feed serves when it opens; the
+  // feed holds back those of transactions younger than the oldest one still
+  // open on the shared test server. A stream opens once those have ended, so
+  // the test's own earlier writes come before it rather than in it.
   const stream = async (familyId: number, token: string | null, query = '', headers: Record<string, string> = {}) => {
+    await transactionsSettled(app.db.sql)
     const s = await api.stream(familyId, token, query, headers)
     opened.push(s)
     return s
@@ -421,7 +426,7 @@ t.test('HEAD answers the headers of a stream and opens none', async t => {
   const { app, api, owner, stream } = await setup(t, {}, logs)
   const stranger = await api.register()
   const url = `/api/families/${owner.familyId}/events`
-  const head = (token: string, query = '') => fetch(`${api.origin}${url}${query}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } })
+  const head = (token: string, query = '') => fetch(`${api.origin}${url}${query}`, { method: 'HEAD', headers: bearer(token) })
 
   const heads = await Promise.all(Array.from({ length: 8 }, () => head(owner.accessToken)))
   t.same(heads.map(res => res.status), Array(8).fill(200), 'eight HEADs at once, where five streams may be open')

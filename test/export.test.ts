@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
@@ -8,15 +8,10 @@ import path from 'node:path'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
-import yauzl from 'yauzl'
 import { childBundle } from '../lib/fhir'
 import { issuesOf, type Issue } from './fhir-validate'
-import { bearer, build, familyOf, register, type Pair } from './helper'
-
-type App = Awaited<ReturnType<typeof build>>
-
-const OPEN = { REGISTRATION: 'open' }
-
+import { bearer, build, call, familyOf, join, register, type Pair } from './helper'
+import { created, OPEN, sha256, unzip, type App } from './import-helpers'
 
 interface Resource {
   resourceType: string
@@ -47,27 +42,10 @@ function assertValid (t: Test, bundle: Bundle): void {
 
 // ---- the app, its users and a child's records ----
 
-function call (app: App, pair: Pair | null, url: string, method = 'GET', payload?: unknown) {
-  return app.inject({
-    method: method as 'GET',
-    url,
-    headers: pair === null ? {} : bearer(pair.accessToken),
-    ...(payload === undefined ? {} : { payload: payload as object })
-  })
-}
-
-async function created (app: App, pair: Pair, url: string, payload: unknown): Promise<any> {
-  const res = await call(app, pair, url, 'POST', payload)
-  if (res.statusCode !== 201) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body}`)
-  return res.json()
-}
-
 /** A user who joins the family in a role through an invite. */
 async function joined (app: App, owner: Pair, familyId: number, role: string): Promise<Pair> {
   const user = await register(app)
-  const invite = await created(app, owner, `/api/families/${familyId}/invites`, { email: user.user.email, role })
-  const accepted = await call(app, user, '/api/invites/accept', 'POST', { token: invite.token })
-  if (accepted.statusCode !== 200) throw new Error(`accept answered ${accepted.statusCode}`)
+  await join(app, owner, familyId, user, role)
   return user
 }
 
@@ -123,31 +101,6 @@ async function lastMigration (app: App): Promise<string> {
   return row.name
 }
 
-function unzip (buffer: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buffer, { lazyEntries: true }, (error, zip) => {
-      if (error !== null) return reject(error)
-      const entries = new Map<string, Buffer>()
-      zip.on('error', reject)
-      zip.on('end', () => resolve(entries))
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (error, stream) => {
-          if (error !== null) return reject(error)
-          const chunks: Buffer[] = []
-          stream.on('data', chunk => chunks.push(chunk))
-          stream.on('error', reject)
-          stream.on('end', () => {
-            entries.set(entry.fileName, Buffer.concat(chunks))
-            zip.readEntry()
-          })
-        })
-      })
-      zip.readEntry()
-    })
-  })
-}
-
-const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex')
 const DISPOSITION = /^attachment; filename="([a-z0-9-]+-\d{4}-\d{2}-\d{2}\.[a-z.]+)"/
 
 function withoutHead (document: any): any {
@@ -161,7 +114,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   const app = await build(t, { env: OPEN })
   const owner = await register(app)
   const { id } = await fullChild(app, owner)
-  const res = await call(app, owner, `/api/children/${id}/export`)
+  const res = await call(app, owner, 'GET', `/api/children/${id}/export`)
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-type'], /^application\/json; charset=utf-8/)
   t.equal(res.headers['cache-control'], 'no-store')
@@ -174,7 +127,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   t.equal(document.schemaVersion, await lastMigration(app), 'the schema version is the last applied migration')
   t.ok(Math.abs(Date.parse(document.exportedAt) - Date.now()) < 60000, 'exportedAt is the moment of the export')
 
-  const answer = async (url: string): Promise<any> => (await call(app, owner, url)).json()
+  const answer = async (url: string): Promise<any> => (await call(app, owner, 'GET', url)).json()
   const base = `/api/children/${id}`
   t.same(document.child, await answer(base), 'the child')
   t.same(document.measurements, (await answer(`${base}/measurements?limit=1000`)).data, 'the measurements')
@@ -194,7 +147,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   const validate = ajv.compile({ $ref: 'openapi.json#/components/schemas/ChildExport' })
   t.ok(validate(document), `matches the ChildExport schema ${ajv.errorsText(validate.errors)}`)
 
-  const explicit = await call(app, owner, `/api/children/${id}/export?format=json`)
+  const explicit = await call(app, owner, 'GET', `/api/children/${id}/export?format=json`)
   t.same(withoutHead(explicit.json()), withoutHead(document), 'format=json is the default')
 })
 
@@ -202,7 +155,7 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
   const app = await build(t, { env: OPEN })
   const owner = await register(app)
   const { id } = await fullChild(app, owner)
-  const first = await call(app, owner, `/api/children/${id}/export?format=fhir`)
+  const first = await call(app, owner, 'GET', `/api/children/${id}/export?format=fhir`)
   t.equal(first.statusCode, 200)
   t.match(first.headers['content-type'], /^application\/fhir\+json/)
   t.equal(DISPOSITION.exec(String(first.headers['content-disposition']))?.[1], `zoe-odegard-${new Date().toISOString().slice(0, 10)}.fhir.json`)
@@ -211,9 +164,9 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
   t.match(bundle, { resourceType: 'Bundle', type: 'collection' })
 
   // Written batch by batch, it is the bundle the mapping makes from the routes' own answers.
-  const list = async (kind: string): Promise<any[]> => (await call(app, owner, `/api/children/${id}/${kind}?limit=1000`)).json().data
+  const list = async (kind: string): Promise<any[]> => (await call(app, owner, 'GET', `/api/children/${id}/${kind}?limit=1000`)).json().data
   const records = {
-    child: (await call(app, owner, `/api/children/${id}`)).json(),
+    child: (await call(app, owner, 'GET', `/api/children/${id}`)).json(),
     measurements: await list('measurements'),
     visits: await list('visits'),
     medicalEvents: await list('medical-events'),
@@ -249,7 +202,7 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
   const procedure = bundle.entry.find(e => e.resource.resourceType === 'Procedure')
   t.equal(procedure?.resource.encounter.reference, sickVisit?.fullUrl, 'the procedure points to its visit')
 
-  const second: Bundle = (await call(app, owner, `/api/children/${id}/export?format=fhir`)).json()
+  const second: Bundle = (await call(app, owner, 'GET', `/api/children/${id}/export?format=fhir`)).json()
   t.same(second.entry.map(e => e.fullUrl), bundle.entry.map(e => e.fullUrl), 'ids are stable between two exports')
   assertValid(t, second)
 })
@@ -258,13 +211,13 @@ t.test('a family\'s ZIP archive holds the listed files, checked by its manifest'
   const app = await build(t, { env: OPEN })
   const owner = await register(app, { name: 'Ada' })
   const familyId = familyOf(owner)
-  await call(app, owner, `/api/families/${familyId}`, 'PATCH', { name: 'Lovelace & Byron' })
+  await call(app, owner, 'PATCH', `/api/families/${familyId}`, { name: 'Lovelace & Byron' })
   await joined(app, owner, familyId, 'viewer')
   const first = await fullChild(app, owner)
   const second = await fullChild(app, owner, 'Ben')
   const third = await created(app, owner, '/api/children', { name: 'Cy', dateOfBirth: '2024-01-01', sex: 'other' })
 
-  const res = await call(app, owner, `/api/families/${familyId}/export`)
+  const res = await call(app, owner, 'GET', `/api/families/${familyId}/export`)
   t.equal(res.statusCode, 200)
   t.equal(res.headers['content-type'], 'application/zip')
   t.equal(DISPOSITION.exec(String(res.headers['content-disposition']))?.[1], `lovelace-byron-${new Date().toISOString().slice(0, 10)}.zip`)
@@ -299,16 +252,16 @@ t.test('a family\'s ZIP archive holds the listed files, checked by its manifest'
 
   const family = JSON.parse(String(entries.get('family.json')))
   t.equal(family.exportedAt, manifest.exportedAt, 'one moment for the whole archive')
-  t.same(family.family, (await call(app, owner, `/api/families/${familyId}`)).json(), 'the family as its route answers it')
+  t.same(family.family, (await call(app, owner, 'GET', `/api/families/${familyId}`)).json(), 'the family as its route answers it')
   t.same(family.members, [{ name: 'Ada', role: 'owner' }, { name: family.members[1].name, role: 'viewer' }], 'the members\' names and roles')
   t.same(family.children.map((child: any) => child.child.id), [first.id, second.id, third.id])
   for (const child of family.children) {
     t.equal(child.exportedAt, family.exportedAt)
-    const alone = (await call(app, owner, `/api/children/${child.child.id}/export`)).json()
+    const alone = (await call(app, owner, 'GET', `/api/children/${child.child.id}/export`)).json()
     t.same(withoutHead(child), withoutHead(alone), `child ${child.child.id} as its own JSON export`)
     const bundle: Bundle = JSON.parse(String(entries.get(`fhir/${child.child.id}.json`)))
     assertValid(t, bundle)
-    const own: Bundle = (await call(app, owner, `/api/children/${child.child.id}/export?format=fhir`)).json()
+    const own: Bundle = (await call(app, owner, 'GET', `/api/children/${child.child.id}/export?format=fhir`)).json()
     t.same(bundle.entry, own.entry, `fhir/${child.child.id}.json is the child's bundle`)
   }
 })
@@ -320,7 +273,7 @@ t.test('a stored file gone from disk is left out of the archive and named in the
   const kept = await attach(app, child.id)
   const lost = await attach(app, child.id)
   rmSync(path.join(app.config.uploadDir, lost.storedName))
-  const res = await call(app, owner, `/api/families/${familyOf(owner)}/export`)
+  const res = await call(app, owner, 'GET', `/api/families/${familyOf(owner)}/export`)
   t.equal(res.statusCode, 200)
   const entries = await unzip(res.rawPayload)
   t.ok(entries.has(`files/${kept.storedName}`))
@@ -362,7 +315,7 @@ t.test('who may export what', async t => {
     ['a family id that is not a number', owner, '/api/families/x/export', 400, 'VALIDATION_ERROR']
   ]
   for (const [name, pair, url, status, code] of cases) {
-    const res = await call(app, pair, url)
+    const res = await call(app, pair, 'GET', url)
     t.equal(res.statusCode, status, name)
     if (status === 200 && url.endsWith('format=fhir')) assertValid(t, res.json())
     if (code !== undefined) {
@@ -370,7 +323,7 @@ t.test('who may export what', async t => {
       if (status === 403) t.equal(res.json().error, 'Access denied')
     }
   }
-  const unknown = await call(app, owner, `${childUrl}?format=csv`)
+  const unknown = await call(app, owner, 'GET', `${childUrl}?format=csv`)
   t.same(unknown.json().details.issues.map((issue: any) => issue.path), ['/query/format'])
 })
 
@@ -388,13 +341,13 @@ t.test('without the WHO tables the JSON export has growth: null', async t => {
   t.equal(app.growth.tables, null, 'the tables are missing')
   const owner = await register(app)
   const { id } = await fullChild(app, owner)
-  t.equal((await call(app, owner, `/api/children/${id}/growth`)).statusCode, 503, 'the growth route answers 503')
-  const res = await call(app, owner, `/api/children/${id}/export`)
+  t.equal((await call(app, owner, 'GET', `/api/children/${id}/growth`)).statusCode, 503, 'the growth route answers 503')
+  const res = await call(app, owner, 'GET', `/api/children/${id}/export`)
   t.equal(res.statusCode, 200)
   const document = res.json()
   t.equal(document.growth, null)
   t.equal(document.measurements.length, 4, 'everything else is there')
-  const zip = await unzip((await call(app, owner, `/api/families/${familyOf(owner)}/export`)).rawPayload)
+  const zip = await unzip((await call(app, owner, 'GET', `/api/families/${familyOf(owner)}/export`)).rawPayload)
   t.equal(JSON.parse(String(zip.get('family.json'))).children[0].growth, null, 'and in the family archive')
 })
 
@@ -474,7 +427,7 @@ t.test('an export reads one moment: records written meanwhile are wholly out of 
   t.equal(during.growth.points.length, 400)
   t.notOk(body.includes('written meanwhile'), 'nothing written after the export began')
 
-  const after = (await call(app, owner, `/api/children/${child.id}/export`)).json()
+  const after = (await call(app, owner, 'GET', `/api/children/${child.id}/export`)).json()
   t.same([after.measurements.length, after.visits.length, after.medicalEvents.length, after.illnesses.length], [400, 401, 401, 401], 'the next export has the state after')
   t.ok(await until(async () => await openTransactions(app) === 0), 'no transaction is left open')
 })
@@ -494,7 +447,7 @@ t.test('exports while records are written hold each write wholly or not at all',
   })()
   const exports: any[] = []
   for (let i = 0; i < 6; i++) {
-    const res = await call(app, owner, `/api/children/${child.id}/export`)
+    const res = await call(app, owner, 'GET', `/api/children/${child.id}/export`)
     exports.push(res.json())
   }
   writing = false
@@ -546,7 +499,7 @@ t.test('a client that disconnects stops the export', async t => {
   t.same(entries.filter(entry => entry.level >= 50), [], 'no error is logged')
   t.same(entries.filter(entry => entry.res?.statusCode >= 500), [], 'nothing answers 500')
 
-  const again = await call(app, owner, `/api/families/${familyOf(owner)}/export`)
+  const again = await call(app, owner, 'GET', `/api/families/${familyOf(owner)}/export`)
   t.equal(again.statusCode, 200, 'the next export works')
   t.equal((await unzip(again.rawPayload)).size, 7, 'family.json, one bundle, four files and the manifest')
 })
@@ -588,7 +541,7 @@ t.test('HEAD on an export answers the headers of its GET, builds nothing and tak
   await new Promise(resolve => setTimeout(resolve, 200))
   t.same(written, [], 'no spool file is written')
 
-  const get = await call(app, owner, family)
+  const get = await call(app, owner, 'GET', family)
   t.equal(get.statusCode, 200, 'a GET right after is not refused')
   t.equal(get.headers['content-disposition'], first.headers['content-disposition'], 'its headers are those the HEADs answered')
   t.equal(get.headers.etag, first.headers.etag)
@@ -609,7 +562,7 @@ t.test('HEAD on an export answers the headers of its GET, builds nothing and tak
   t.equal(fhir.headers['content-type'], 'application/fhir+json; charset=utf-8')
   t.match(fhir.headers['content-disposition'], /\.fhir\.json"/)
   t.equal((await head(origin, `/api/children/${child.id}/export`, stranger.accessToken)).status, 403, 'a stranger: 403 on the child')
-  t.equal((await call(app, owner, `/api/children/${child.id}/export`)).headers['content-disposition'], json.headers['content-disposition'])
+  t.equal((await call(app, owner, 'GET', `/api/children/${child.id}/export`)).headers['content-disposition'], json.headers['content-disposition'])
 
   const entries = logs.map(line => JSON.parse(line))
   t.same(entries.filter(entry => entry.level >= 50), [], 'no error is logged')

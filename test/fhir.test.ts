@@ -7,7 +7,7 @@ import {
   uuidV5,
   type Attachment,
   type Bundle,
-  type Child,
+  type FhirChild,
   type ChildRecords,
   type Condition,
   type DocumentReference,
@@ -36,7 +36,7 @@ const STAMP = '2024-07-01T09:30:00.000Z'
 const TIMESTAMP = '2024-07-02T12:00:00.000Z'
 const stamps = { createdAt: STAMP, updatedAt: STAMP }
 
-const child: Child = {
+const child: FhirChild = {
   id: 1, familyId: 1, name: 'Ada Lovelace', dateOfBirth: '2022-01-10', sex: 'female', avatarUrl: null,
   gestationalAgeAtBirthWeeks: null, gestationalAgeAtBirthDays: null, ...stamps
 }

@@ -5,7 +5,8 @@ import path from 'node:path'
 import sharp from 'sharp'
 import yauzl from 'yauzl'
 import { ZipFile } from 'yazl'
-import { build, bearer, type Pair } from './helper'
+import { build, call, type Pair } from './helper'
+import { file as part, form } from './multipart'
 
 /** What the import tests share: a family made through the routes, archives taken apart and put together, and views that compare families. */
 
@@ -14,36 +15,16 @@ export type Json = any
 
 export const OPEN = { REGISTRATION: 'open' }
 
-export function call (app: App, pair: Pair | null, url: string, method = 'GET', payload?: unknown) {
-  return app.inject({
-    method: method as 'GET',
-    url,
-    headers: pair === null ? {} : bearer(pair.accessToken),
-    ...(payload === undefined ? {} : { payload: payload as object })
-  })
-}
-
 export async function created (app: App, pair: Pair, url: string, payload: unknown): Promise<Json> {
-  const res = await call(app, pair, url, 'POST', payload)
+  const res = await call(app, pair, 'POST', url, payload)
   if (res.statusCode !== 201) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body}`)
   return res.json()
 }
 
-export function multipart (file: Buffer, fileName: string, type: string, fields: Record<string, string | number> = {}): { payload: Buffer, headers: Record<string, string> } {
-  const boundary = `----import${randomBytes(8).toString('hex')}`
-  const parts = Object.entries(fields).map(([name, value]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`))
-  const payload = Buffer.concat([
-    ...parts,
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: ${type}\r\n\r\n`),
-    file,
-    Buffer.from(`\r\n--${boundary}--\r\n`)
-  ])
-  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
-}
-
-export async function upload (app: App, pair: Pair, url: string, file: Buffer, fileName: string, type: string, fields: Record<string, string | number> = {}) {
-  const { payload, headers } = multipart(file, fileName, type, fields)
-  return app.inject({ method: 'POST', url, payload, headers: { ...headers, ...bearer(pair.accessToken) } })
+/** Uploads a file in the field `file`, after the given fields. */
+export async function upload (app: App, pair: Pair, url: string, bytes: Buffer, fileName: string, type: string, fields: Record<string, string | number> = {}) {
+  const { payload, headers } = form([...Object.entries(fields).map(([name, value]) => ({ name, value: String(value) })), part(bytes, fileName, type)])
+  return call(app, pair, 'POST', url, payload, headers)
 }
 
 export function pdf (size = 3000): Buffer {
@@ -86,14 +67,14 @@ export async function richFamily (app: App, owner: Pair): Promise<number> {
 }
 
 export async function exported (app: App, owner: Pair, familyId: number): Promise<Buffer> {
-  const res = await call(app, owner, `/api/families/${familyId}/export`)
+  const res = await call(app, owner, 'GET', `/api/families/${familyId}/export`)
   if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}`)
   return res.rawPayload
 }
 
 export function importArchive (app: App, pair: Pair | null, zip: Buffer, type = 'application/zip') {
-  const { payload, headers } = multipart(zip, 'family.zip', type)
-  return app.inject({ method: 'POST', url: '/api/families/import', payload, headers: { ...headers, ...(pair === null ? {} : bearer(pair.accessToken)) } })
+  const { payload, headers } = form([part(zip, 'family.zip', type)])
+  return call(app, pair, 'POST', '/api/families/import', payload, headers)
 }
 
 // ---- archives taken apart and put together again ----
@@ -103,11 +84,13 @@ export function unzip (buffer: Buffer): Promise<Map<string, Buffer>> {
     yauzl.fromBuffer(buffer, { lazyEntries: true }, (error, zip) => {
       if (error !== null && error !== undefined) return reject(error)
       const entries = new Map<string, Buffer>()
+      zip.on('error', reject)
       zip.on('entry', (entry: yauzl.Entry) => {
         zip.openReadStream(entry, (err, stream) => {
           if (err !== null && err !== undefined) return reject(err)
           const chunks: Buffer[] = []
           stream.on('data', chunk => chunks.push(chunk))
+          stream.on('error', reject)
           stream.on('end', () => {
             entries.set(entry.fileName, Buffer.concat(chunks))
             zip.readEntry()
@@ -161,7 +144,7 @@ export async function fileSum (app: App, url: string): Promise<string> {
 /** A child's whole record through the API, links as positions in their lists and files as their SHA-256. */
 export async function childView (app: App, pair: Pair, childId: number): Promise<Json> {
   const get = async (url: string): Promise<Json> => {
-    const res = await call(app, pair, url)
+    const res = await call(app, pair, 'GET', url)
     if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}`)
     return res.json()
   }
@@ -196,14 +179,14 @@ export async function childView (app: App, pair: Pair, childId: number): Promise
     }))
   }
   view.due = (await get(`/api/children/${childId}/due`)).data.map((item: Json) => ({ ...item, lastDose: { ...item.lastDose, id: position('medical-events', item.lastDose.id) } }))
-  const growth = await call(app, pair, `/api/children/${childId}/growth`)
+  const growth = await call(app, pair, 'GET', `/api/children/${childId}/growth`)
   view.growth = growth.statusCode === 200 ? (growth.json() as Json).points.map(strip) : growth.statusCode
   return view
 }
 
 export async function familyView (app: App, pair: Pair, familyId: number): Promise<Json> {
-  const family = (await call(app, pair, `/api/families/${familyId}`)).json()
-  const children = (await call(app, pair, `/api/children?familyId=${familyId}`)).json().data
+  const family = (await call(app, pair, 'GET', `/api/families/${familyId}`)).json()
+  const children = (await call(app, pair, 'GET', `/api/children?familyId=${familyId}`)).json().data
   return { name: family.name, childCount: family.childCount, children: await Promise.all(children.map((child: Json) => childView(app, pair, child.id))) }
 }
 

@@ -1,8 +1,8 @@
 import t from 'tap'
 import sharp from 'sharp'
-import { build, register } from './helper'
+import { build, call, register } from './helper'
 import {
-  call, created, exported, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, sha256, unzip, upload, zip, type App, type Json
+  created, exported, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, sha256, unzip, upload, zip, type App, type Json
 } from './import-helpers'
 import type { Pair } from './helper'
 
@@ -113,8 +113,8 @@ t.test('records keep their order through an archive, ties included', async t => 
   const archive = await exported(app, owner, family.id)
   const res = await importArchive(app, owner, archive)
   t.equal(res.statusCode, 201, res.body)
-  const [copy] = (await call(app, owner, `/api/children?familyId=${res.json().family.id}`)).json().data
-  const read = async (childId: number, url: string) => (await call(app, owner, url.replace(':id', String(childId)))).json().data
+  const [copy] = (await call(app, owner, 'GET', `/api/children?familyId=${res.json().family.id}`)).json().data
+  const read = async (childId: number, url: string) => (await call(app, owner, 'GET', url.replace(':id', String(childId)))).json().data
   for (const url of [
     '/api/children/:id/measurements?sort=measuredAt',
     '/api/children/:id/measurements?sort=-measuredAt',
@@ -124,7 +124,7 @@ t.test('records keep their order through an archive, ties included', async t => 
     t.same(strip(await read(copy.id, url)), strip(await read(child.id, url)), `${url} reads back in the same order`)
   }
   const illness = (await read(copy.id, '/api/children/:id/illnesses'))[0]
-  const readings = async (illnessId: number) => (await call(app, owner, `/api/illnesses/${illnessId}/temperatures`)).json().data.map((item: Json) => item.temperatureC)
+  const readings = async (illnessId: number) => (await call(app, owner, 'GET', `/api/illnesses/${illnessId}/temperatures`)).json().data.map((item: Json) => item.temperatureC)
   t.same(await readings(illness.id), await readings(flu.id), 'readings taken at the same time read back in the same order')
 })
 
@@ -146,7 +146,7 @@ t.test('files from an archive obey the rules of uploads', async t => {
     found.set(pdfEntry, png)
   }))
   t.equal(res.statusCode, 201, res.body)
-  const children = (await call(app, owner, `/api/children?familyId=${res.json().family.id}&sort=createdAt`)).json().data
+  const children = (await call(app, owner, 'GET', `/api/children?familyId=${res.json().family.id}&sort=createdAt`)).json().data
   const zoe = children.find((child: Json) => child.name === 'Zoë')
   const avatar = await app.inject({ method: 'GET', url: zoe.avatarUrl })
   t.equal(avatar.headers['content-type'], 'image/webp', 'the avatar is re-encoded as WebP')
@@ -156,7 +156,7 @@ t.test('files from an archive obey the rules of uploads', async t => {
   t.ok((meta.width as number) <= 512 && (meta.height as number) <= 512, `at most 512 × 512 (${meta.width} × ${meta.height})`)
   t.equal(meta.exif, undefined, 'without the photo\'s EXIF')
   const ari = children.find((child: Json) => child.name === 'Ari')
-  const attachments = (await call(app, owner, `/api/children/${ari.id}/attachments?limit=100`)).json().data
+  const attachments = (await call(app, owner, 'GET', `/api/children/${ari.id}/attachments?limit=100`)).json().data
   const typed = attachments.find((item: Json) => item.contentType === 'image/png')
   t.ok(typed !== undefined, 'the attachment is typed by its bytes')
   t.match(typed.url, /\.png$/)

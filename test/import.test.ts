@@ -3,8 +3,8 @@ import { readdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { ORPHAN_AGE_MS, sweepOrphans } from '../lib/files/sweep'
 import { storedNamesInUse } from '../sql/attachments'
-import { build, register, tempDir, TEST_ENV, type Pair } from './helper'
-import { call, cli, created, exported, familyView, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, startCli, upload, type App } from './import-helpers'
+import { build, call, register, tempDir, TEST_ENV, type Pair } from './helper'
+import { cli, created, exported, familyView, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, startCli, upload, type App } from './import-helpers'
 
 interface Source {
   source: App
@@ -57,7 +57,7 @@ t.test('a family exported from one instance reads back equal once imported into 
   t.equal(records.length, 2 + 6 + 4 + 4 + 4 + 4 + 6, 'one change for each row written')
   t.ok(records.every(change => change.op === 'created' && change.user_id === importer.user.id), 'each a creation by the importer')
 
-  const feed = await call(target, importer, `/api/families/${answer.family.id}/changes`)
+  const feed = await call(target, importer, 'GET', `/api/families/${answer.family.id}/changes`)
   t.equal(feed.statusCode, 200, 'the changes feed of the new family answers')
 
   const again = await importArchive(target, importer, archive)
@@ -67,7 +67,7 @@ t.test('a family exported from one instance reads back equal once imported into 
   t.equal(sums.size, 12, 'each import stores its files under names of its own')
 
   const stranger = await register(target)
-  t.equal((await call(target, stranger, `/api/families/${answer.family.id}`)).statusCode, 403, 'the new family is the importer\'s alone')
+  t.equal((await call(target, stranger, 'GET', `/api/families/${answer.family.id}`)).statusCode, 403, 'the new family is the importer\'s alone')
 })
 
 t.test('an archive written before temperature readings existed still imports', async t => {

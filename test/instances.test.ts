@@ -10,7 +10,7 @@ import { buildApp } from '../app'
 import { createSql } from '../db/client'
 import { LOCKS, whileLocked } from '../db/locks'
 import { keyId } from '../lib/keyring'
-import { bearer, growthDir, PASSWORD, tempDir, testConfig, testDatabase, TEST_ENV, type App, type TestDatabase } from './helper'
+import { bearer, call, growthDir, login, PASSWORD, register, tempDir, testConfig, testDatabase, TEST_ENV, type App, type TestDatabase } from './helper'
 import { file, form } from './multipart'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -35,24 +35,20 @@ async function pair (t: Test, env: Record<string, string> = {}): Promise<{ a: Ap
   return { a, b, db, files }
 }
 
-async function post (app: App, url: string, payload: unknown, token?: string) {
-  return app.inject({ method: 'POST', url, payload: payload as object, headers: token === undefined ? {} : bearer(token) })
-}
-
 t.test('requests alternating between two instances see one service', async t => {
   const { a, b } = await pair(t)
-  const owner = (await post(a, '/api/auth/register', { email: 'owner@example.org', password: PASSWORD, name: 'Owner' })).json()
-  const member = (await post(b, '/api/auth/register', { email: 'member@example.org', password: PASSWORD, name: 'Member' })).json()
+  const owner = await register(a, { email: 'owner@example.org', name: 'Owner' })
+  const member = await register(b, { email: 'member@example.org', name: 'Member' })
   const familyId = (await b.inject({ method: 'GET', url: '/api/me', headers: bearer(owner.accessToken) })).json().families[0].id
-  const invite = await post(b, `/api/families/${familyId}/invites`, { email: 'member@example.org', role: 'member' }, owner.accessToken)
-  t.equal((await post(a, '/api/invites/accept', { token: invite.json().token }, member.accessToken)).statusCode, 200, 'an invite made on one is accepted on the other')
-  const child = await post(a, '/api/children', { name: 'Noa', dateOfBirth: '2021-06-01', sex: 'female', familyId }, owner.accessToken)
+  const invite = await call(b, owner, 'POST', `/api/families/${familyId}/invites`, { email: 'member@example.org', role: 'member' })
+  t.equal((await call(a, member, 'POST', '/api/invites/accept', { token: invite.json().token })).statusCode, 200, 'an invite made on one is accepted on the other')
+  const child = await call(a, owner, 'POST', '/api/children', { name: 'Noa', dateOfBirth: '2021-06-01', sex: 'female', familyId })
 
   // A write on one is read on the other at once, its ETag included.
   const list = `/api/children/${child.json().id}/measurements`
   const before = await b.inject({ method: 'GET', url: list, headers: bearer(member.accessToken) })
   t.equal((await a.inject({ method: 'GET', url: list, headers: bearer(member.accessToken) })).headers.etag, before.headers.etag, 'an ETag is the same on every instance')
-  await post(a, list, { measuredAt: '2022-01-01', weightKg: 8 }, owner.accessToken)
+  await call(a, owner, 'POST', list, { measuredAt: '2022-01-01', weightKg: 8 })
   const after = await b.inject({ method: 'GET', url: list, headers: { ...bearer(member.accessToken), 'if-none-match': before.headers.etag as string } })
   t.equal(after.statusCode, 200, 'a write on one changes the ETag on the other')
   t.equal(after.json().meta.total, 1)
@@ -60,25 +56,25 @@ t.test('requests alternating between two instances see one service', async t => 
   // An upload through one is served by the other.
   const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#333' } }).png().toBuffer()
   const upload = form([file(png, 'x.png', 'image/png')])
-  const stored = await a.inject({ method: 'POST', url: `/api/children/${child.json().id}/attachments`, headers: { ...bearer(owner.accessToken), ...upload.headers }, payload: upload.payload })
+  const stored = await call(a, owner, 'POST', `/api/children/${child.json().id}/attachments`, upload.payload, upload.headers)
   const served = await b.inject({ method: 'GET', url: stored.json().url })
   t.equal(served.statusCode, 200, 'an upload through one is served by the other')
   t.same(served.rawPayload, png)
 
   // Revocations take effect on the next request, whatever instance gets it.
-  const second = (await post(b, '/api/auth/login', { email: 'member@example.org', password: PASSWORD })).json()
+  const second = await login(b, 'member@example.org')
   t.equal((await a.inject({ method: 'DELETE', url: `/api/families/${familyId}/members/${member.user.id}`, headers: bearer(owner.accessToken) })).statusCode, 204)
   t.equal((await b.inject({ method: 'GET', url: list, headers: bearer(second.accessToken) })).statusCode, 403, 'a member removed on one is refused on the other')
 
-  const third = (await post(a, '/api/auth/login', { email: 'owner@example.org', password: PASSWORD })).json()
-  t.equal((await post(b, '/api/auth/logout', {}, third.accessToken)).statusCode, 204)
+  const third = await login(a, 'owner@example.org')
+  t.equal((await call(b, third, 'POST', '/api/auth/logout', {})).statusCode, 204)
   t.equal((await a.inject({ method: 'GET', url: '/api/me', headers: bearer(third.accessToken) })).statusCode, 401, 'a logout on one is refused on the other')
 
-  t.equal((await post(a, '/api/me/password', { currentPassword: PASSWORD, newPassword: 'another fine password' }, owner.accessToken)).statusCode, 204)
+  t.equal((await call(a, owner, 'POST', '/api/me/password', { currentPassword: PASSWORD, newPassword: 'another fine password' })).statusCode, 204)
   t.equal((await b.inject({ method: 'GET', url: '/api/me', headers: bearer(second.accessToken) })).statusCode, 200, 'another user\'s session goes on')
-  const others = (await post(b, '/api/auth/login', { email: 'owner@example.org', password: 'another fine password' })).json()
+  const others = await login(b, 'owner@example.org', 'another fine password')
   t.equal((await a.inject({ method: 'GET', url: '/api/me', headers: bearer(others.accessToken) })).statusCode, 200)
-  t.equal((await post(b, '/api/me/password', { currentPassword: 'another fine password', newPassword: 'a third fine password' }, owner.accessToken)).statusCode, 204)
+  t.equal((await call(b, owner, 'POST', '/api/me/password', { currentPassword: 'another fine password', newPassword: 'a third fine password' })).statusCode, 204)
   t.equal((await a.inject({ method: 'GET', url: '/api/me', headers: bearer(others.accessToken) })).statusCode, 401, 'a password change on one ends the other sessions on the other')
 })
 
@@ -212,13 +208,13 @@ t.test('secret rotation: tokens of the previous secret are accepted, of an unkno
   const NEW = { JWT_SECRET: 'the new access secret, 0123456789abcdef', JWT_REFRESH_SECRET: 'the new refresh secret, 0123456789abcdef' }
   const db = await testDatabase(t)
   const before = await instance(t, db, OLD)
-  const pair = (await post(before, '/api/auth/register', { email: 'rotating@example.org', password: PASSWORD, name: 'Rota' })).json()
+  const pair = await register(before, { email: 'rotating@example.org', name: 'Rota' })
   const header = JSON.parse(Buffer.from(pair.accessToken.split('.')[0], 'base64url').toString())
   t.same(header, { alg: 'HS256', typ: 'JWT', kid: keyId(OLD.JWT_SECRET) }, 'a token names its secret in kid')
 
   const rotated = await instance(t, db, { ...NEW, JWT_SECRET_PREVIOUS: OLD.JWT_SECRET, JWT_REFRESH_SECRET_PREVIOUS: OLD.JWT_REFRESH_SECRET })
   t.equal((await rotated.inject({ method: 'GET', url: '/api/me', headers: bearer(pair.accessToken) })).statusCode, 200, 'an access token of the previous secret is accepted')
-  const refreshed = await post(rotated, '/api/auth/refresh', { refreshToken: pair.refreshToken })
+  const refreshed = await call(rotated, null, 'POST', '/api/auth/refresh', { refreshToken: pair.refreshToken })
   t.equal(refreshed.statusCode, 200, 'so is a refresh token')
   const fresh = refreshed.json()
   t.equal(JSON.parse(Buffer.from(fresh.accessToken.split('.')[0], 'base64url').toString()).kid, keyId(NEW.JWT_SECRET), 'new tokens are signed with the new secret')

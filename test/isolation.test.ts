@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bearer, build, familyOf, register, type App, type Pair } from './helper'
+import { build, call, familyOf, join, register } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const KINDS: Array<[string, Record<string, unknown>]> = [
@@ -14,15 +14,6 @@ interface Route {
   url: string
   body?: Record<string, unknown>
   write: boolean
-}
-
-function call (app: App, pair: Pair | null, route: Route) {
-  return app.inject({
-    method: route.method as 'GET',
-    url: route.url,
-    headers: pair === null ? {} : bearer(pair.accessToken),
-    ...(route.body === undefined ? {} : { payload: route.body })
-  })
 }
 
 /** Every route of children and their records, aimed at a child and its records. */
@@ -55,14 +46,13 @@ t.test('children and records: no route leaks to another family, a viewer or no t
   const viewer = await register(app)
   const stranger = await register(app)
   const family = familyOf(owner)
-  const invite = (await app.inject({ method: 'POST', url: `/api/families/${family}/invites`, headers: bearer(owner.accessToken), payload: { email: viewer.user.email, role: 'viewer' } })).json()
-  await app.inject({ method: 'POST', url: '/api/invites/accept', headers: bearer(viewer.accessToken), payload: { token: invite.token } })
+  await join(app, owner, family, viewer, 'viewer')
 
-  const child = (await app.inject({ method: 'POST', url: '/api/children', headers: bearer(owner.accessToken), payload: { name: 'Kim', dateOfBirth: '2022-01-01', sex: 'female', familyId: family } })).json()
+  const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2022-01-01', sex: 'female', familyId: family })).json()
   const records: Record<string, number> = {}
   const secrets: string[] = [child.name]
   for (const [kind, body] of KINDS) {
-    const created = (await app.inject({ method: 'POST', url: `/api/children/${child.id}/${kind}`, headers: bearer(owner.accessToken), payload: { ...body, ...(kind === 'visits' ? { notes: 'secret-visit-note' } : {}) } })).json()
+    const created = (await call(app, owner, 'POST', `/api/children/${child.id}/${kind}`, { ...body, ...(kind === 'visits' ? { notes: 'secret-visit-note' } : {}) })).json()
     records[kind] = created.id
   }
   secrets.push('secret-visit-note')
@@ -70,13 +60,13 @@ t.test('children and records: no route leaks to another family, a viewer or no t
   let checked = 0
 
   for (const route of routes) {
-    const none = await call(app, null, route)
+    const none = await call(app, null, route.method, route.url, route.body)
     t.equal(none.statusCode, 401, `no token: ${route.method} ${route.url}`)
-    const foreign = await call(app, stranger, route)
+    const foreign = await call(app, stranger, route.method, route.url, route.body)
     t.equal(foreign.statusCode, 403, `another family: ${route.method} ${route.url}`)
     t.same(foreign.json(), { error: 'Access denied', code: 'FORBIDDEN', details: {} })
     t.notOk(secrets.some(secret => foreign.body.includes(secret)), 'nothing of the family in the body')
-    const byViewer = await call(app, viewer, route)
+    const byViewer = await call(app, viewer, route.method, route.url, route.body)
     t.equal(byViewer.statusCode, route.write ? 403 : 200, `viewer: ${route.method} ${route.url}`)
     checked += 3
   }
@@ -84,7 +74,7 @@ t.test('children and records: no route leaks to another family, a viewer or no t
   const missing = routesFor(family, 999999, { measurements: 999999, visits: 999999, 'medical-events': 999999, illnesses: 999999 })
     .filter(route => !route.url.includes('familyId') && route.url !== '/api/children')
   for (const route of missing) {
-    const res = await call(app, owner, route)
+    const res = await call(app, owner, route.method, route.url, route.body)
     t.equal(res.statusCode, 404, `not there: ${route.method} ${route.url}`)
     t.equal(res.json().code, 'NOT_FOUND')
     checked += 1
@@ -96,10 +86,10 @@ t.test('children and records: no route leaks to another family, a viewer or no t
     const [{ m }] = await app.sql`select count(*) as m from ${app.sql(kind.replace('-', '_'))}`
     t.equal(m, 1, `no refused write touched ${kind}`)
   }
-  t.same((await app.inject({ method: 'GET', url: '/api/children', headers: bearer(stranger.accessToken) })).json().data, [], 'a stranger\'s list is empty')
+  t.same((await call(app, stranger, 'GET', '/api/children')).json().data, [], 'a stranger\'s list is empty')
 
   for (const route of routes) {
-    const res = await call(app, owner, route)
+    const res = await call(app, owner, route.method, route.url, route.body)
     t.ok(res.statusCode < 300, `the owner may: ${route.method} ${route.url} (${res.statusCode})`)
   }
   t.ok(checked >= 100, `${checked} refusals checked`)

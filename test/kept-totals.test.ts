@@ -67,9 +67,9 @@ t.test('totals follow concurrent creates and deletes, a child\'s deletion and a 
   await checkChild(t, app, owner, second)
 
   const csv = ['measuredAt,weightKg', ...Array.from({ length: 300 }, (_, i) => `2024-03-${String(1 + (i % 28)).padStart(2, '0')},${(12 + i / 1000).toFixed(3)}`)].join('\n')
-  const dry = await app.inject({ method: 'POST', url: `/api/children/${first}/measurements/import?dryRun=true`, headers: { authorization: `Bearer ${owner.accessToken}`, 'content-type': 'text/csv' }, payload: csv })
+  const dry = await call(app, owner, 'POST', `/api/children/${first}/measurements/import?dryRun=true`, csv, { 'content-type': 'text/csv' })
   t.equal(dry.statusCode, 200, dry.body)
-  const wet = await app.inject({ method: 'POST', url: `/api/children/${first}/measurements/import`, headers: { authorization: `Bearer ${owner.accessToken}`, 'content-type': 'text/csv' }, payload: csv })
+  const wet = await call(app, owner, 'POST', `/api/children/${first}/measurements/import`, csv, { 'content-type': 'text/csv' })
   t.equal(wet.statusCode, 201, wet.body)
   await checkChild(t, app, owner, first)
 

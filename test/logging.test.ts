@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { build, call, register, tempDir, type App } from './helper'
+import { bearer, build, call, register, tempDir, type App } from './helper'
 import { file, form } from './multipart'
 
 async function until (check: () => boolean, ms = 5000): Promise<boolean> {
@@ -72,11 +72,11 @@ t.test('a whole session in production leaves no secret and no body in the logs',
   })
   const secrets: string[] = ['first secret pass', 'second secret pass', 'changed secret pass']
   const post = async (url: string, payload: object, token?: string) => app.inject({
-    method: 'POST', url, payload, headers: token === undefined ? {} : { authorization: `Bearer ${token}` }
+    method: 'POST', url, payload, headers: token === undefined ? {} : bearer(token)
   })
   const a = (await post('/api/auth/register', { email: 'a@example.org', password: secrets[0], name: 'Alma' })).json()
   const b = (await post('/api/auth/register', { email: 'b@example.org', password: secrets[1], name: 'Bo' })).json()
-  const family = (await app.inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${a.accessToken}` } })).json().families[0].id
+  const family = (await app.inject({ method: 'GET', url: '/api/me', headers: bearer(a.accessToken) })).json().families[0].id
   const invite = (await post(`/api/families/${family}/invites`, { email: 'b@example.org', role: 'member' }, a.accessToken)).json()
   await post('/api/invites/accept', { token: invite.token }, b.accessToken)
   await post('/api/children', { name: 'Secret Child Name', dateOfBirth: '2021-01-01', sex: 'female', familyId: family }, a.accessToken)

@@ -5,6 +5,7 @@ import sharp from 'sharp'
 import { ZipFile } from 'yazl'
 import type { InjectOptions } from 'fastify'
 import { PASSWORD, type App } from './helper'
+import { file, form } from './multipart'
 
 /**
  * A family with every kind of data, and a sample request for every protected
@@ -158,13 +159,7 @@ export function concrete (route: string, f: Fixture): string {
 
 export async function multipartPayload (): Promise<{ payload: Buffer, headers: Record<string, string> }> {
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#3a6' } }).png().toBuffer()
-  const boundary = `----matrix${randomBytes(8).toString('hex')}`
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.png"\r\nContent-Type: image/png\r\n\r\n`),
-    png,
-    Buffer.from(`\r\n--${boundary}--\r\n`)
-  ])
-  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+  return form([file(png, 'photo.png', 'image/png')])
 }
 
 /** The smallest family archive an export could write: a family without children, with its manifest. */
@@ -182,13 +177,7 @@ export async function archivePayload (app: App): Promise<{ payload: Buffer, head
   zip.end()
   const chunks: Buffer[] = []
   for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer)
-  const boundary = `----matrix${randomBytes(8).toString('hex')}`
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="family.zip"\r\nContent-Type: application/zip\r\n\r\n`),
-    ...chunks,
-    Buffer.from(`\r\n--${boundary}--\r\n`)
-  ])
-  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+  return form([file(Buffer.concat(chunks), 'family.zip', 'application/zip')])
 }
 
 /** A family with a child, one record of each kind, a file, an invite and its members, written with SQL. */

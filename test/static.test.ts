@@ -3,22 +3,12 @@ import sharp from 'sharp'
 import http from 'node:http'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { build, bearer, register, type App, type Pair } from './helper'
-
-/** A multipart body with one file in the field `file`. */
-function form (value: Buffer, filename: string, type: string): { payload: Buffer, headers: Record<string, string> } {
-  const boundary = `----test${Math.random().toString(16).slice(2)}`
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`),
-    value,
-    Buffer.from(`\r\n--${boundary}--\r\n`)
-  ])
-  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
-}
+import { build, call, register, type App, type Pair } from './helper'
+import { file as part, form } from './multipart'
 
 async function post (app: App, pair: Pair, url: string, value: Buffer, filename: string, type: string): Promise<any> {
-  const body = form(value, filename, type)
-  const res = await app.inject({ method: 'POST', url, headers: { ...bearer(pair.accessToken), ...body.headers }, payload: body.payload })
+  const body = form([part(value, filename, type)])
+  const res = await call(app, pair, 'POST', url, body.payload, body.headers)
   if (res.statusCode >= 300) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`)
   return res.json()
 }
@@ -28,7 +18,7 @@ const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer 
 async function setup (t: Test, env: Record<string, string> = {}) {
   const app = await build(t, { env: { REGISTRATION: 'open', ...env } })
   const owner = await register(app)
-  const child = (await app.inject({ method: 'POST', url: '/api/children', headers: bearer(owner.accessToken), payload: { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female' } })).json()
+  const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female' })).json()
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'teal' } }).png().toBuffer()
   const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'teal' } }).jpeg().toBuffer()
   const files = {
@@ -201,7 +191,7 @@ t.test('a missing file, a listing or a way out of the directory is a 404 NOT_FOU
 t.test('a deleted file is no longer served, and the directories are made at start', async t => {
   const { app, owner, files } = await setup(t)
   t.ok(existsSync(app.config.uploadDir) && existsSync(app.config.avatarDir))
-  const res = await app.inject({ method: 'DELETE', url: `/api/attachments/${files.pdf.attachment.id}`, headers: bearer(owner.accessToken) })
+  const res = await call(app, owner, 'DELETE', `/api/attachments/${files.pdf.attachment.id}`)
   t.equal(res.statusCode, 204)
   t.equal((await app.inject({ method: 'GET', url: files.pdf.attachment.url })).statusCode, 404)
 })

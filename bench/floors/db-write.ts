@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { createSql } from '../../db/client'
-import { measurementColumns } from '../../lib/kinds'
+import { measurementKind } from '../../kinds/measurements'
 import { bareApp, serve } from './serve'
 
 type Body = Record<string, unknown>
@@ -19,8 +19,8 @@ async function main (): Promise<void> {
   if (url === undefined) throw new Error('DATABASE_URL is required')
   const tracking = process.env.CHANGE_TRACKING !== 'off'
   const sql = createSql(url, tracking ? {} : { connection: { 'app.tracking': 'off' } })
-  const columns = Object.values(measurementColumns)
-  const fields = Object.entries(measurementColumns)
+  const columns = Object.values(measurementKind.columns)
+  const fields = Object.entries(measurementKind.columns)
   const app = bareApp()
 
   app.post('/api/children/:childId/measurements', {
@@ -28,7 +28,7 @@ async function main (): Promise<void> {
   }, async (request, reply) => {
     const body = request.body as Body
     const row: Body = { child_id: Number((request.params as { childId: string }).childId) }
-    for (const field of WRITABLE) row[measurementColumns[field]] = body[field] ?? null
+    for (const field of WRITABLE) row[measurementKind.columns[field]] = body[field] ?? null
     const [inserted] = await sql`
       insert into measurements ${sql(row)}
       returning ${sql(columns)}

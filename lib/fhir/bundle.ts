@@ -8,7 +8,7 @@ import { measurementObservations } from './measurements'
 import { medicalEventResource } from './medical-events'
 import { childPatient } from './patient'
 import { temperatureObservation } from './temperatures'
-import type { Attachment, Child, ChildRecords, Illness, MedicalEvent, Measurement, Temperature, Visit } from './records'
+import type { Attachment, ChildRecords, FhirChild, Illness, MedicalEvent, Measurement, Temperature, Visit } from './records'
 import type { Bundle, BundleEntry, Reference, Resource } from './resources'
 
 export interface BundleOptions {
@@ -49,7 +49,7 @@ class BundleBuilder {
   private readonly links: Links
   private readonly related = new Map<string, Reference[]>()
 
-  constructor (private readonly child: Child, private readonly targets: AttachmentTargets) {
+  constructor (private readonly child: FhirChild, private readonly targets: AttachmentTargets) {
     const patient = childPatient(child)
     this.patient = patient
     this.links = linksTo(patient, this.visitIds)
@@ -133,7 +133,7 @@ export function childBundle (records: ChildRecords, options: BundleOptions): Bun
  * batch as the records are read: memory holds one batch and the few
  * references later records need, whatever the size of the child's record.
  */
-export function streamedBundle (child: Child, targets: AttachmentTargets, records: RecordBatches, options: BundleOptions): { head: Omit<Bundle, 'entry'>, entries: AsyncIterable<BundleEntry[]> } {
+export function streamedBundle (child: FhirChild, targets: AttachmentTargets, records: RecordBatches, options: BundleOptions): { head: Omit<Bundle, 'entry'>, entries: AsyncIterable<BundleEntry[]> } {
   const builder = new BundleBuilder(child, targets)
   return {
     head: bundleHead(options),

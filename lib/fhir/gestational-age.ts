@@ -1,5 +1,5 @@
 import { resourceId } from './ids'
-import type { Child } from './records'
+import type { FhirChild } from './records'
 import type { Observation, Reference } from './resources'
 import { LOINC, UCUM } from './vital-signs'
 
@@ -9,7 +9,7 @@ const GESTATIONAL_AGE_AT_BIRTH = { system: LOINC, code: '76516-4', display: 'Ges
  * The child's gestational age at birth, dated at birth, in weeks (the days as
  * a fraction of a week, 2 decimals); null when it is unknown.
  */
-export function gestationalAgeObservation (child: Child, subject: Reference): Observation | null {
+export function gestationalAgeObservation (child: FhirChild, subject: Reference): Observation | null {
   const weeks = child.gestationalAgeAtBirthWeeks
   if (weeks === null) return null
   const days = child.gestationalAgeAtBirthDays ?? 0

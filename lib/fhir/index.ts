@@ -1,6 +1,6 @@
 export { childBundle, streamedBundle, type AttachmentTargets, type BundleOptions, type RecordBatches } from './bundle'
 export { EXPORT_NAMESPACE, resourceId, uuidV5 } from './ids'
 export { bodyMassIndex } from './measurements'
-export type { Attachment, Child, ChildRecords, Illness, MedicalEvent, Measurement, Temperature, Visit } from './records'
+export type { Attachment, ChildRecords, FhirChild, Illness, MedicalEvent, Measurement, Temperature, Visit } from './records'
 export type * from './resources'
 export { VitalSigns, LOINC, UCUM } from './vital-signs'

@@ -1,8 +1,8 @@
 import { resourceId } from './ids'
-import type { Child } from './records'
+import type { FhirChild } from './records'
 import type { Patient } from './resources'
 
-export function childPatient (child: Child): Patient {
+export function childPatient (child: FhirChild): Patient {
   return {
     resourceType: 'Patient',
     id: resourceId('child', child.id),

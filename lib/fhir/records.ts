@@ -3,7 +3,7 @@
  * RFC 3339 in UTC, decimals as numbers, empty fields null.
  */
 
-export interface Child {
+export interface FhirChild {
   id: number
   familyId: number
   name: string
@@ -101,7 +101,7 @@ export interface Attachment {
 
 /** Everything one child's bundle is made from. */
 export interface ChildRecords {
-  child: Child
+  child: FhirChild
   measurements: Measurement[]
   visits: Visit[]
   medicalEvents: MedicalEvent[]

@@ -17,6 +17,20 @@ export function temporaryName (): string {
 
 export const TEMPORARY_NAME = /^\.upload-[0-9a-f]{32}\.part$/
 
+/** Where the stored files are served, by their stored names: attachments and avatars. */
+export const UPLOADS_PATH = '/uploads'
+export const AVATARS_PATH = '/avatars'
+
+/** An attachment's URL, root-relative: `/uploads/<stored name>`. */
+export function uploadUrl (name: string): string {
+  return `${UPLOADS_PATH}/${name}`
+}
+
+/** An avatar's URL, root-relative: `/avatars/<stored name>`. */
+export function avatarUrl (name: string): string {
+  return `${AVATARS_PATH}/${name}`
+}
+
 /** A name the static routes may serve: a stored name, never a path, a dotfile or a temporary file. */
 export function isServableName (name: string): boolean {
   return /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.[a-z0-9]{1,8}$/.test(name)

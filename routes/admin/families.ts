@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { losesLastOwner, standingIn } from '../../domain/families'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { removeStoredFiles } from '../../lib/stored-files'
+import { removeAfterCommit } from '../../lib/stored-files'
 import {
   deleteFamilyWithContents, familyMembers, findMember, insertMember, listAllFamilies, lockFamily, type FamilySortField
 } from '../../sql/admin'
@@ -31,7 +32,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('FamilyList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit = 50, offset = 0, q, sort } = request.query
+    const { limit, offset, q, sort } = request.query
     const order = parseSort<FamilySortField>(sort, [])
     const { rows, total } = await listAllFamilies(sql, request.user.id, { q, sort: order, limit, offset })
     return { data: rows, meta: { total, limit, offset } }
@@ -94,10 +95,9 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     await sql.begin(async tx => {
       if (!(await lockFamily(tx, id))) throw new errors.notFound('Family')
       const roles = await lockMembers(tx, id)
-      const current = roles.get(userId)
-      if (current === undefined) throw new errors.notFound('Member')
-      const owners = [...roles.values()].filter(role => role === 'owner').length
-      if (current === 'owner' && owners === 1 && roles.size > 1) {
+      const standing = standingIn(roles, userId)
+      if (standing === undefined) throw new errors.notFound('Member')
+      if (losesLastOwner(standing, null, true)) {
         throw new errors.lastOwner('The last owner of a family with other members cannot be removed')
       }
       await removeMember(tx, id, userId)
@@ -118,8 +118,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const files = await sql.begin(tx => deleteFamilyWithContents(tx, request.params.id))
     if (files === undefined) throw new errors.notFound('Family')
-    const left = await removeStoredFiles(config, files)
-    if (left.length > 0) request.log.warn({ files: left.length }, 'stored files could not be removed')
+    await removeAfterCommit(config, request.log, files, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

@@ -1,11 +1,10 @@
 import { Type } from '@sinclair/typebox'
-import { Id, ListOf, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
-import { Email, Password, UserName } from '../auth/schemas'
-import { Family } from '../families/schemas'
+import { FamilyRoleSchema, Id, ListOf, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+import { Email, Password, UserName } from '../../lib/account-schemas'
+import { Family } from '../../lib/family-schemas'
 
 const Count = Type.Integer({ minimum: 0 })
 const UserRole = Type.Union([Type.Literal('admin'), Type.Literal('user')])
-const MemberRole = Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('viewer')])
 
 export const Stats = Type.Object({
   users: Count,
@@ -90,7 +89,7 @@ export const UpdateUserBody = StrictObject({
 
 export const SetPasswordBody = StrictObject({ newPassword: Password })
 
-export const AddMemberBody = StrictObject({ userId: Id, role: MemberRole })
+export const AddMemberBody = StrictObject({ userId: Id, role: FamilyRoleSchema() })
 
 export const UserParams = StrictObject({ id: Id })
 export const FamilyParams = StrictObject({ id: Id })

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors, withDetails } from '../../lib/errors'
+import { losesLastOwner } from '../../domain/families'
 import { hashPassword, passwordKey } from '../../lib/passwords'
 import { errorResponses } from '../../lib/schemas'
-import { removeStoredFiles } from '../../lib/stored-files'
+import { removeAfterCommit } from '../../lib/stored-files'
 import type { Db } from '../../db/client'
 import {
   deleteFamilyWithContents, deleteUser, findAdminUser, listAdminUsers, lockAccount, lockMembershipsOf,
@@ -42,7 +43,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('AdminUserList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit = 50, offset = 0, q, sort } = request.query
+    const { limit, offset, q, sort } = request.query
     const order = parseSort<UserSortField>(sort, [{ field: 'createdAt', descending: false }])
     const { rows, total } = await listAdminUsers(sql, { q, sort: order, limit, offset })
     return { data: rows, meta: { total, limit, offset } }
@@ -151,7 +152,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
         throw new errors.lastAdmin('The last admin cannot be deleted')
       }
       const memberships = await lockMembershipsOf(tx, id)
-      const owned = memberships.filter(m => m.role === 'owner' && m.owners === 1 && m.members > 1)
+      const owned = memberships.filter(m => losesLastOwner(m, null, true))
       if (owned.length > 0) {
         throw withDetails(new errors.lastOwner('The user is the last owner of a family with other members'), { familyIds: owned.map(m => m.familyId) })
       }
@@ -164,8 +165,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       await deleteUser(tx, id)
       return names
     })
-    const left = await removeStoredFiles(config, files)
-    if (left.length > 0) request.log.warn({ files: left.length }, 'stored files could not be removed')
+    await removeAfterCommit(config, request.log, files, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

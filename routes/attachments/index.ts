@@ -4,7 +4,7 @@ import { errors } from '../../lib/errors'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
 } from '../../lib/schemas'
-import { removeStoredFiles } from '../../lib/stored-files'
+import { removeAfterCommit } from '../../lib/stored-files'
 import { preconditionFailed } from '../../plugins/access'
 import { attachmentSorts, deleteAttachment, findAttachment, listAttachments } from '../../sql/attachments'
 import { beginChange } from '../../sql/changes'
@@ -33,7 +33,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('AttachmentList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit = 50, offset = 0, sort = '-createdAt', visitId, measurementId, illnessId } = request.query
+    const { limit, offset, sort = '-createdAt', visitId, measurementId, illnessId } = request.query
     const order = orderBy(sql, sort, attachmentSorts)
     const links = { visitId, measurementId, illnessId }
     const { rows, total } = await listAttachments(sql, request.scope.childId as number, links, order, limit, offset)
@@ -78,8 +78,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       if (version === undefined) throw new errors.notFound('Attachment')
       throw preconditionFailed(version)
     })
-    const left = await removeStoredFiles(config, { attachments: [storedName] })
-    if (left.length > 0) request.log.warn({ files: left.length }, 'the file of a deleted attachment could not be removed')
+    await removeAfterCommit(config, request.log, { attachments: [storedName] }, 'the file of a deleted attachment could not be removed')
     return reply.code(204).send(null)
   })
 

@@ -1,10 +1,7 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Name, Nullable, Secret, StrictObject, Timestamp } from '../../lib/schemas'
-import { MAX_PASSWORD_BYTES, MIN_PASSWORD_BYTES } from '../../lib/passwords'
-
-export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 })
-export const Password = Secret({ 'x-min-bytes': MIN_PASSWORD_BYTES, 'x-max-bytes': MAX_PASSWORD_BYTES, description: '8 to 72 bytes' })
-export const UserName = Name(100)
+import { Id, Nullable, Secret, StrictObject, Timestamp } from '../../lib/schemas'
+import { MAX_PASSWORD_BYTES } from '../../lib/passwords'
+import { Email, Password, UserName } from '../../lib/account-schemas'
 
 export const User = Type.Object({
   id: Id,

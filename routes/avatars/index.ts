@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../lib/schemas'
-import { removeStoredFiles } from '../../lib/stored-files'
+import { removeAfterCommit } from '../../lib/stored-files'
 import { beginChange } from '../../sql/changes'
 import { removeAvatar } from '../../sql/children'
 import { AvatarParams } from './schemas'
@@ -27,8 +27,7 @@ const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
       return removeAvatar(tx, request.params.id)
     })
     if (previous !== null) {
-      const left = await removeStoredFiles(config, { avatars: [previous] })
-      if (left.length > 0) request.log.warn({ files: left }, 'a removed avatar\'s file could not be deleted')
+      await removeAfterCommit(config, request.log, { avatars: [previous] }, 'a removed avatar\'s file could not be deleted')
     }
     return reply.code(204).send(null)
   })

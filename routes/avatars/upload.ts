@@ -3,11 +3,11 @@ import multipart from '@fastify/multipart'
 import { errors } from '../../lib/errors'
 import { QueueFull } from '../../lib/fair-queue'
 import { encodeAvatar, IMAGE_JOBS_PER_KEY } from '../../lib/files/avatar'
-import { storedName } from '../../lib/files/names'
+import { avatarUrl, storedName } from '../../lib/files/names'
 import { storeFile } from '../../lib/files/store'
 import type { Upload } from '../../lib/files/upload'
 import { errorResponses } from '../../lib/schemas'
-import { removeStoredFiles } from '../../lib/stored-files'
+import { removeAfterCommit } from '../../lib/stored-files'
 import { beginChange } from '../../sql/changes'
 import { replaceAvatar } from '../../sql/children'
 import { Avatar, AvatarParams, UploadAvatarBody } from './schemas'
@@ -63,10 +63,9 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
       return row
     }))
     if (replaced.previous !== null) {
-      const left = await removeStoredFiles(config, { avatars: [replaced.previous] })
-      if (left.length > 0) request.log.warn({ files: left }, 'a replaced avatar\'s file could not be deleted')
+      await removeAfterCommit(config, request.log, { avatars: [replaced.previous] }, 'a replaced avatar\'s file could not be deleted')
     }
-    return { avatarUrl: `/avatars/${name}` }
+    return { avatarUrl: avatarUrl(name) }
   })
 }
 

@@ -58,7 +58,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('CalendarFeedList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit = 50, offset = 0 } = request.query
+    const { limit, offset } = request.query
     const { rows, total } = await listFeeds(sql, request.user.id, limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { decodeCursor, encodeCursor, presentChange, START, type Position } from '../../lib/changes'
+import { decodeCursor, encodeCursor, presentChange, START, type Position } from '../../kinds/changes'
 import { errors, withDetails } from '../../lib/errors'
 import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
 import { changesAfter, familyClock } from '../../sql/changes'

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { CHANGE_KINDS } from '../../lib/kinds'
+import { CHANGE_KINDS } from '../../kinds/changes'
 import { Id, ListOf, Nullable, Pagination, StrictObject, Timestamp, Version } from '../../lib/schemas'
 
 const Op = Type.String({ enum: ['created', 'updated', 'deleted'] })

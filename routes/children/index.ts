@@ -7,14 +7,14 @@ import { clockTag, noneMatch } from '../../lib/etag'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, PATCH_RULE, WithETag, errorResponses
 } from '../../lib/schemas'
-import { removeStoredFiles } from '../../lib/stored-files'
+import { removeAfterCommit } from '../../lib/stored-files'
 import { notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, membershipClock } from '../../sql/changes'
 import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, listChildren, lockChild, replaceChild } from '../../sql/children'
 import { orderBy } from '../../sql/list'
 import { historyRoute } from '../history'
 import { latestAllowedDate } from '../records'
-import { gestationIssue, type Gestation } from './rules'
+import { gestationIssue, type Gestation } from '../../domain/children'
 import { ChildListQuery, ChildParams, CreateChildBody, PatchChildBody, ReplaceChildBody } from './schemas'
 
 function badBirth (message: string): Error {
@@ -46,7 +46,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('ChildList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    const { limit = 50, offset = 0, familyId, sort = 'name' } = request.query
+    const { limit, offset, familyId, sort = 'name' } = request.query
     if (familyId === undefined) {
       // Every family of the caller: the tag follows all of them and the memberships.
       const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, request.user.id))
@@ -193,8 +193,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       if (expected !== null && version !== expected) throw preconditionFailed(version)
       return deleteChild(tx, id)
     })
-    const left = await removeStoredFiles(config, files)
-    if (left.length > 0) request.log.warn({ files: left.length }, 'stored files of a deleted child could not be removed')
+    await removeAfterCommit(config, request.log, files, 'stored files of a deleted child could not be removed')
     return reply.code(204).send(null)
   })
 

@@ -1,19 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { Id, IsoDate, ListOf, Name, Nullable, Pagination, StrictObject, Timestamp, Version, patchFields } from '../../lib/schemas'
-
-export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
-
-const GestationalWeeks = Type.Integer({
-  minimum: 22,
-  maximum: 44,
-  description: 'Gestational age at birth, completed weeks (22 to 44; 40 is term). Below 37, the child was born preterm and growth is scored at the corrected age until 24 months (see the growth route). Null when unknown.'
-})
-
-const GestationalDays = Type.Integer({
-  minimum: 0,
-  maximum: 6,
-  description: 'The days beyond the completed weeks of `gestationalAgeAtBirthWeeks` (0 to 6; 30 weeks and 4 days is 30 and 4). Only with the weeks: days without weeks are a 400. Null when unknown, which counts as 0.'
-})
+import { Id, IsoDate, ListOf, Nullable, Pagination, StrictObject, Timestamp, Version, patchFields } from '../../lib/schemas'
+import { childFields, GestationalDays, GestationalWeeks, Sex } from '../../domain/children'
 
 export const Child = Type.Object({
   id: Id,
@@ -30,14 +17,6 @@ export const Child = Type.Object({
 }, { $id: 'Child', title: 'Child' })
 
 export const ChildList = ListOf('Child')
-
-const childFields = {
-  name: Name(200),
-  dateOfBirth: IsoDate,
-  sex: Sex,
-  gestationalAgeAtBirthWeeks: Type.Optional(Nullable(GestationalWeeks)),
-  gestationalAgeAtBirthDays: Type.Optional(Nullable(GestationalDays))
-}
 
 export const CreateChildBody = StrictObject({
   ...childFields,

@@ -28,7 +28,7 @@ const due: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('DueVaccineList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit = 50, offset = 0 } = request.query
+    const { limit, offset } = request.query
     const { rows, total } = await dueVaccines(sql, request.params.childId, utcToday(), limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomBytes } from 'node:crypto'
-import { decodeCursor, type Cursor } from '../../lib/changes'
+import { decodeCursor, type Cursor } from '../../kinds/changes'
 import { errors, withDetails } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { STREAMS_PER_USER } from '../../plugins/change-events'

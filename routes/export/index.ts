@@ -9,10 +9,10 @@ import { errors } from '../../lib/errors'
 import { ConditionalRead, NotModified, errorResponses } from '../../lib/schemas'
 import { exportSnapshot, familyChildren, familyMemberNames, SNAPSHOT } from '../../sql/export'
 import { findFamily } from '../../sql/families'
-import { Growth, GrowthPoint, GrowthScore } from '../growth/schemas'
+import { Growth, GrowthPoint, GrowthScore } from '../../lib/growth/schemas'
 import { headersOnly, isHead } from '../head'
-import { exportHead, readChild, writeChildBundle, writeChildDocument } from './child-records'
-import { spoolFamily, writeFamilyArchive } from './family-archive'
+import { exportHead, readChild, writeChildBundle, writeChildDocument } from '../../domain/export/child-records'
+import { spoolFamily, writeFamilyArchive } from '../../domain/export/family-archive'
 import {
   ChildExport, ChildExportParams, ChildExportQuery, ChildExportResponse, FamilyExportParams, FamilyExportResponse, FhirBundle
 } from './schemas'

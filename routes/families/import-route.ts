@@ -6,7 +6,7 @@ import { errors } from '../../lib/errors'
 import { ExportSlots } from '../../lib/export/slots'
 import { QueueFull } from '../../lib/fair-queue'
 import { errorResponses, StrictObject } from '../../lib/schemas'
-import { ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from './import'
+import { ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from '../../domain/archive-import'
 
 /** When a client that found every import slot taken may try again, in seconds. */
 const RETRY_AFTER = 30

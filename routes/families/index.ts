@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
 import type { Tx } from '../../db/client'
+import { losesLastOwner, standingIn } from '../../domain/families'
 import { errors } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
 import {
@@ -56,7 +57,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, request.user.id))
     reply.header('etag', etag)
     if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
-    const { limit = 50, offset = 0 } = request.query
+    const { limit, offset } = request.query
     const { rows, total } = await listFamiliesOf(sql, request.user.id, limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })
@@ -148,7 +149,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('MemberList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit = 50, offset = 0 } = request.query
+    const { limit, offset } = request.query
     const { rows, total } = await listMembers(sql, request.scope.familyId, limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })
@@ -171,10 +172,9 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     return sql.begin(async tx => {
       await beginFamilyChange(tx, familyId, request.user.id)
       const roles = await lockMembers(tx, familyId)
-      const current = roles.get(userId)
-      if (current === undefined) throw new errors.notFound('Member')
-      const owners = [...roles.values()].filter(role => role === 'owner').length
-      if (current === 'owner' && request.body.role !== 'owner' && owners === 1) {
+      const standing = standingIn(roles, userId)
+      if (standing === undefined) throw new errors.notFound('Member')
+      if (losesLastOwner(standing, request.body.role)) {
         throw new errors.lastOwner('The last owner of a family cannot be demoted')
       }
       return setMemberRole(tx, familyId, userId, request.body.role)
@@ -198,10 +198,9 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     await sql.begin(async tx => {
       await beginFamilyChange(tx, familyId, request.user.id)
       const roles = await lockMembers(tx, familyId)
-      const current = roles.get(userId)
-      if (current === undefined) throw new errors.notFound('Member')
-      const owners = [...roles.values()].filter(role => role === 'owner').length
-      if (current === 'owner' && owners === 1) throw new errors.lastOwner('The last owner cannot leave or be removed')
+      const standing = standingIn(roles, userId)
+      if (standing === undefined) throw new errors.notFound('Member')
+      if (losesLastOwner(standing, null)) throw new errors.lastOwner('The last owner cannot leave or be removed')
       await removeMember(tx, familyId, userId)
     })
     return reply.code(204).send(null)
@@ -219,7 +218,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('InviteList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit = 50, offset = 0 } = request.query
+    const { limit, offset } = request.query
     const { rows, total } = await listOpenInvites(sql, request.scope.familyId, limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })

@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox'
 import { childGrowth } from '../../lib/growth/child'
 import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
 import { growthChild, growthMeasurements } from '../../sql/growth'
-import { Growth, GrowthParams, GrowthPoint, GrowthQuery, GrowthScore } from './schemas'
+import { Growth, GrowthPoint, GrowthScore } from '../../lib/growth/schemas'
+import { GrowthParams, GrowthQuery } from './schemas'
 
 const growth: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql } = fastify

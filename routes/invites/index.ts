@@ -5,7 +5,7 @@ import { errorResponses } from '../../lib/schemas'
 import { beginFamilyChange } from '../../sql/changes'
 import { addMember, isMember } from '../../sql/families'
 import { findOpenInvite, useInvite } from '../../sql/invites'
-import { AcceptBody } from '../families/schemas'
+import { AcceptBody } from './schemas'
 
 /**
  * Accepting an invite needs a signed-in user, but its rate limit comes first,

@@ -71,7 +71,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('SessionList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit = 50, offset = 0 } = request.query
+    const { limit, offset } = request.query
     const { rows, total } = await activeSessions(sql, request.user.id, limit, offset)
     const data = rows.map(({ id, createdAt, lastUsedAt, userAgent }) => ({
       id, createdAt, lastUsedAt, userAgent, current: id === request.user.sessionId

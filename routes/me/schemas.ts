@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { Id, ListOf, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
-import { Email, Password, UserName } from '../auth/schemas'
-
-export const FamilyRoleEnum = Type.Union([Type.Literal('owner'), Type.Literal('member'), Type.Literal('viewer')])
+import { FamilyRoleSchema, Id, ListOf, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
+import { Email, Password, UserName } from '../../lib/account-schemas'
 
 export const Me = Type.Object({
   id: Id,
@@ -10,7 +8,7 @@ export const Me = Type.Object({
   name: Type.String(),
   role: Type.Union([Type.Literal('admin'), Type.Literal('user')]),
   createdAt: Timestamp,
-  families: Type.Array(Type.Object({ id: Id, name: Type.String(), role: FamilyRoleEnum }))
+  families: Type.Array(Type.Object({ id: Id, name: Type.String(), role: FamilyRoleSchema() }))
 }, { $id: 'Me', title: 'Me' })
 
 export const PatchMeBody = StrictObject({

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { errors } from '../../lib/errors'
-import { isServableName } from '../../lib/files/names'
+import { AVATARS_PATH, UPLOADS_PATH, isServableName } from '../../lib/files/names'
 import { ATTACHMENT_TYPES } from '../../lib/files/types'
 import { errorResponses } from '../../lib/schemas'
 import { inlineDisposition } from '../../lib/export/file-names'
@@ -72,7 +72,7 @@ const staticFiles: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
   await fastify.register(fastifyStatic, { serve: false })
   await fastify.register(fileRoutes, {
-    prefix: '/uploads',
+    prefix: UPLOADS_PATH,
     dir: config.uploadDir,
     operationId: 'getUpload',
     summary: 'An attachment\'s file',
@@ -80,7 +80,7 @@ const staticFiles: FastifyPluginAsyncTypebox = async function (fastify) {
     nameOf: async name => await uploadedName(fastify.sql, name) ?? name
   })
   await fastify.register(fileRoutes, {
-    prefix: '/avatars',
+    prefix: AVATARS_PATH,
     dir: config.avatarDir,
     operationId: 'getAvatar',
     summary: 'A child\'s avatar',

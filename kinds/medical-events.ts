@@ -1,5 +1,8 @@
-import { Type } from '@sinclair/typebox'
-import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../../lib/schemas'
+import { Type, type Static } from '@sinclair/typebox'
+import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
+import { columnsOf, storedPresenter } from './columns'
+import type { Issue } from './rules'
+import type { RecordKind } from './kind'
 
 export const MedicalEventType = Type.String({ enum: ['vaccine', 'procedure', 'medication'] })
 
@@ -22,6 +25,23 @@ export const MedicalEventFields = {
   nextDueDate: Type.Optional(Nullable(NextDueDate))
 }
 
+/** The fields of a dose, which only a vaccine has. */
+const DOSE_FIELDS = ['doseNumber', 'lotNumber', 'site', 'nextDueDate']
+
+/** A dose's fields only on a vaccine; the next dose not due before this one was given. */
+function doseIssues (body: Record<string, unknown>): Issue[] {
+  const issues: Issue[] = []
+  if (body.type !== 'vaccine') {
+    for (const field of DOSE_FIELDS) {
+      if (body[field] !== null && body[field] !== undefined) issues.push({ path: `/body/${field}`, message: 'only for a vaccine' })
+    }
+  }
+  if (typeof body.nextDueDate === 'string' && typeof body.date === 'string' && body.nextDueDate < body.date) {
+    issues.push({ path: '/body/nextDueDate', message: 'must not be before date' })
+  }
+  return issues
+}
+
 export const MedicalEvent = Type.Object({
   id: Id,
   childId: Id,
@@ -38,3 +58,22 @@ export const MedicalEvent = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { $id: 'MedicalEvent', title: 'MedicalEvent' })
+export type MedicalEvent = Static<typeof MedicalEvent>
+
+const columns = columnsOf(MedicalEvent)
+
+export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medical_events'> = {
+  kind: 'medicalEvent',
+  key: 'medicalEvents',
+  table: 'medical_events',
+  schema: MedicalEvent,
+  fields: MedicalEventFields,
+  columns,
+  present: storedPresenter(MedicalEvent, columns),
+  writable: ['date', 'type', 'name', 'description', 'visitId', 'doseNumber', 'lotNumber', 'site', 'nextDueDate'],
+  // nextDueDate is not among them: it may lie in the future.
+  dates: ['date'],
+  sorts: { date: 'date', type: 'type', createdAt: 'created_at' },
+  defaultSort: '-date',
+  check: doseIssues
+}

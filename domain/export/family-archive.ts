@@ -1,5 +1,4 @@
 import path from 'node:path'
-import type { FastifyBaseLogger } from 'fastify'
 import { openObject } from '../../lib/export/bundle'
 import type { Spool } from '../../lib/export/spool'
 import type { ZipWriter } from '../../lib/export/zip'
@@ -16,12 +15,17 @@ export interface FamilyHead {
   children: FamilyChild[]
 }
 
+/** Where a warning goes: the request's log. */
+interface WarningLog {
+  warn: (details: object, message: string) => void
+}
+
 export interface ArchiveOptions {
   tables: GrowthTables | null
   uploadDir: string
   avatarDir: string
   serviceVersion: string
-  log: FastifyBaseLogger
+  log: WarningLog
 }
 
 type Counts = ChildCounts & { members: number, children: number, avatars: number, files: number }

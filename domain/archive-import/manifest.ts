@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { JsonProblem, JsonReader } from '../../lib/import/json-reader'
 import { ArchiveProblem, entryProblem, type EntryDigest, type ZipArchive } from '../../lib/import/zip'
-import { checkValue } from './archive-checks'
+import { checkValue } from './checks'
 
 /** The limits of an archive, as the contract sets them. */
 export const MAX_ENTRIES = 100_000

@@ -10,11 +10,10 @@ import { beginChange } from '../../sql/changes'
 import { exportSnapshot } from '../../sql/export'
 import { addMember, findFamily, insertFamily, type Family } from '../../sql/families'
 import { RowStage, writeStaged, type Link, type StagedTable } from '../../sql/import'
-import { recordKinds, type RecordKey } from '../export/kinds'
-import type { RecordSpec } from '../records'
-import { DOCUMENT_LIMITS, readFamilyDocument, type DocumentSink, type FamilyDocument } from './archive-document'
-import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest, type Manifested } from './archive-manifest'
-import { Staging, type Unpacked } from './archive-staging'
+import { recordKinds, type RecordKey, type RecordKind } from '../../kinds'
+import { DOCUMENT_LIMITS, readFamilyDocument, type DocumentSink, type FamilyDocument } from './document'
+import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest, type Manifested } from './manifest'
+import { Staging, type Unpacked } from './staging'
 
 export { ArchiveProblem, MAX_ENTRIES, MAX_RATIO }
 
@@ -58,27 +57,26 @@ const LINKS: Array<{ kind: string, field: string, link: Link }> = [
   { kind: 'attachments', field: 'illnessId', link: { column: 'illness_id', kind: 'illnesses' } }
 ]
 
-const TABLES: Record<RecordKey, StagedTable['table']> = { visits: 'visits', measurements: 'measurements', medicalEvents: 'medical_events', illnesses: 'illnesses', temperatures: 'temperatures' }
 const CHILD_COLUMNS = ['name', 'date_of_birth', 'sex', 'gestational_age_weeks', 'gestational_age_days', 'avatar_name', 'avatar_size_bytes']
 const ATTACHMENT_COLUMNS = ['file_name', 'stored_name', 'content_type', 'size_bytes']
 
 /** A record's columns as staged: its writable fields, and the link to its parent (a reading's illness). */
-function recordColumns (spec: RecordSpec, row: Values): Values {
+function recordColumns (spec: RecordKind, row: Values): Values {
   const columns: Values = {}
   for (const field of spec.writable) columns[spec.columns[field]] = row[field] ?? null
-  if (spec.parent !== undefined) columns[spec.parent.column] = row.illnessId
+  if (spec.listedBy !== undefined) columns[spec.listedBy] = row.illnessId
   return columns
 }
 
 /** How each kind of record is written from the stage: visits first, since the others link to them; readings after their illnesses. */
 function recordTables (tx: Tx): StagedTable[] {
   return (['visits', 'measurements', 'medicalEvents', 'illnesses', 'temperatures'] as RecordKey[]).map(key => {
-    const spec = specs.get(key) as RecordSpec
+    const spec = specs.get(key) as RecordKind
     const links = LINKS.filter(link => link.kind === key).map(({ link }) => link)
     const linked = new Set(links.map(link => link.column))
     return {
       kind: key,
-      table: TABLES[key],
+      table: spec.table,
       columns: spec.writable.map(field => spec.columns[field]).filter(column => !linked.has(column)),
       links,
       // An illness is written with its highest reading, so that its readings, written next, leave it as it is: one change a row.
@@ -192,7 +190,7 @@ function stagingSink (reading: Reading): DocumentSink {
       })
     },
     async record (at, key, position, row) {
-      await stage.add({ kind: key, child: at, position, oldId: row.id as number, row: recordColumns(specs.get(key) as RecordSpec, row) })
+      await stage.add({ kind: key, child: at, position, oldId: row.id as number, row: recordColumns(specs.get(key) as RecordKind, row) })
     },
     async attachment (at, position, row) {
       const file = await unpackAttachment(reading, entryOf(row.url))

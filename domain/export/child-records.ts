@@ -1,15 +1,14 @@
 import { openObject, writeBundle } from '../../lib/export/bundle'
 import type { Output } from '../../lib/export/output'
 import { apiRow } from '../../lib/export/rows'
-import { streamedBundle, type Attachment, type Child as FhirChild, type Illness, type MedicalEvent, type Measurement, type Temperature, type Visit } from '../../lib/fhir'
+import { streamedBundle, type Attachment, type FhirChild, type Illness, type MedicalEvent, type Measurement, type Temperature, type Visit } from '../../lib/fhir'
 import { childGrowth } from '../../lib/growth/child'
 import type { GrowthTables } from '../../lib/growth/tables'
 import type { Db, Tx } from '../../db/client'
 import { findChild } from '../../sql/children'
 import { attachmentBatches, attachmentTargets, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
 import { orderBy } from '../../sql/list'
-import type { RecordSpec } from '../records'
-import { recordKinds, type RecordKey } from './kinds'
+import { recordKinds, type RecordKey, type RecordKind } from '../../kinds'
 
 /** What every export document starts with. */
 export interface ExportHead {
@@ -32,7 +31,7 @@ export async function readChild (db: Db, childId: number): Promise<ApiChild | un
 }
 
 /** A child's records of one kind, in batches, in the order and shape of their list. */
-function records (tx: Tx, spec: RecordSpec, childId: number): AsyncIterable<Record<string, unknown>[]> {
+function records (tx: Tx, spec: RecordKind, childId: number): AsyncIterable<Record<string, unknown>[]> {
   const order = orderBy(tx, spec.defaultSort, spec.sorts)
   const respond = spec.toResponse ?? (row => row)
   return (async function * () {
@@ -51,7 +50,7 @@ async function * attachments (tx: Tx, childId: number): AsyncIterable<object[]> 
 export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, timestamp: string): Promise<void> {
   const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
   // The rows come in the API's shapes, which are the FHIR mapping's input types.
-  const batches = <T>(key: RecordKey) => () => records(tx, specs.get(key) as RecordSpec, child.id) as AsyncIterable<T[]>
+  const batches = <T>(key: RecordKey) => () => records(tx, specs.get(key) as RecordKind, child.id) as AsyncIterable<T[]>
   const bundle = streamedBundle(child, await attachmentTargets(tx, child.id), {
     visits: batches<Visit>('visits'),
     measurements: batches<Measurement>('measurements'),

@@ -4,15 +4,22 @@
 
 type Values = Record<string, unknown>
 
-export interface Issue {
-  path: string
-  message: string
-}
+import type { Issue } from '../lib/errors'
+
+export type { Issue } from '../lib/errors'
 
 /** What the rules read of a kind of record: its date fields, its date-and-time fields, its own checks. */
 export interface RuleSpec {
+  /** Date fields that must lie between the child's birth and tomorrow. */
   dates: string[]
+  /**
+   * Timestamp fields (RFC 3339) that must lie between the start of the
+   * child's date of birth in the earliest time zone (00:00 at UTC+14) and a
+   * day after now. The first is the main date of a kind without `dates`:
+   * `from` and `to` filter on its date in UTC.
+   */
   timestamps?: string[]
+  /** Rules between fields of the body, as validation issues. */
   check?: (body: Values) => Issue[]
 }
 

@@ -3,11 +3,10 @@ import type { JsonReader } from '../../lib/import/json-reader'
 import { ArchiveProblem } from '../../lib/import/zip'
 import { ATTACHMENT_TYPES } from '../../lib/files/types'
 import { Id, Name, Nullable, StrictObject } from '../../lib/schemas'
-import { gestationIssue } from '../children/rules'
-import { ReplaceChildBody } from '../children/schemas'
-import { recordKinds, type RecordKey } from '../export/kinds'
-import { ruleIssues, type RecordSpec } from '../records'
-import { checkValue } from './archive-checks'
+import { childFields, gestationIssue } from '../children'
+import { recordKinds, type RecordKey, type RecordKind } from '../../kinds'
+import { ruleIssues } from '../../kinds/rules'
+import { checkValue } from './checks'
 
 type Values = Record<string, unknown>
 
@@ -34,6 +33,8 @@ const ArchivedAttachment = Type.Object({
 
 const ArchivedRecord = Type.Object({ id: Id })
 const ArchivedReading = Type.Object({ id: Id, illnessId: Id })
+/** A child's fields, checked as the body of its PUT is. */
+const ChildBody = StrictObject(childFields)
 const FamilyHead = Type.Object({ name: Name() })
 const Text = Type.String({ maxLength: 300 })
 
@@ -61,7 +62,7 @@ const LISTS = new Set<string>([...recordKinds.map(({ key }) => key), 'attachment
 const REQUIRED = ['child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'attachments']
 
 /** A record's fields as its POST takes them: the writable ones that are set. */
-function body (spec: RecordSpec, row: Values): Values {
+function body (spec: RecordKind, row: Values): Values {
   const picked: Values = {}
   for (const field of spec.writable) {
     if (row[field] !== null && row[field] !== undefined) picked[field] = row[field]
@@ -83,7 +84,7 @@ function checkChild (value: unknown, where: string): ChildFields {
     gestationalAgeAtBirthWeeks: item.gestationalAgeAtBirthWeeks ?? null,
     gestationalAgeAtBirthDays: item.gestationalAgeAtBirthDays ?? null
   }
-  checkValue(ReplaceChildBody, child, where)
+  checkValue(ChildBody, child, where)
   const gestation = gestationIssue(child as Parameters<typeof gestationIssue>[0])
   if (gestation !== null) throw problemAt(where, gestation)
   return item
@@ -92,7 +93,7 @@ function checkChild (value: unknown, where: string): ChildFields {
 /** A record of a child, checked by the rules of its POST. */
 function checkRecord (key: RecordKey, value: unknown, birth: string, where: string): Values {
   const row = checkValue(key === 'temperatures' ? ArchivedReading : ArchivedRecord, value, where) as Values
-  const spec = specs.get(key) as RecordSpec
+  const spec = specs.get(key) as RecordKind
   const fields = body(spec, row)
   checkValue(bodySchemas.get(key) as TSchema, fields, where)
   const [issue] = ruleIssues(spec, fields, birth, true)

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
 import { ArchiveProblem } from '../../lib/import/zip'
-import { buildValidator } from '../../plugins/validation'
+import { buildValidator } from '../../lib/validation'
 
 const compile = buildValidator()
 const validators = new Map<TSchema, ValidateFunction>()

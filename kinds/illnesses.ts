@@ -1,5 +1,7 @@
-import { Type } from '@sinclair/typebox'
-import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../../lib/schemas'
+import { Type, type Static } from '@sinclair/typebox'
+import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
+import { columnsOf, storedPresenter } from './columns'
+import type { RecordKind } from './kind'
 
 /** A body temperature in °C, as an illness and its readings take it. */
 export const TemperatureC = Type.Number({ minimum: 34, maximum: 43, 'x-max-decimals': 2 })
@@ -32,4 +34,43 @@ export const Illness = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { $id: 'Illness', title: 'Illness' })
+export type Illness = Static<typeof Illness>
 
+/**
+ * An illness answers its status, derived from its end date, and as its
+ * `temperatureC` its highest reading while it has readings, the temperature
+ * stored with it otherwise.
+ */
+export function withIllnessStatus<T extends Record<string, unknown>> (row: T): T & { status: 'current' | 'finished' } {
+  const highest = row.maxTemperatureC ?? null
+  return {
+    ...row,
+    ...(highest === null ? {} : { temperatureC: highest }),
+    status: row.endDate === null || row.endDate === undefined ? 'current' : 'finished'
+  }
+}
+
+// The status is derived, not stored.
+const columns = columnsOf(Illness, ['status'])
+
+export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
+  kind: 'illness',
+  key: 'illnesses',
+  table: 'illnesses',
+  schema: Illness,
+  fields: IllnessFields,
+  columns,
+  present: storedPresenter(Illness, columns, withIllnessStatus),
+  writable: ['startDate', 'endDate', 'diagnosis', 'symptoms', 'medications', 'temperatureC', 'visitId', 'notes'],
+  dates: ['startDate', 'endDate'],
+  sorts: { startDate: 'start_date', endDate: 'end_date', createdAt: 'created_at' },
+  defaultSort: '-startDate',
+  check: body => typeof body.endDate === 'string' && body.endDate < (body.startDate as string)
+    ? [{ path: '/body/endDate', message: 'must not be before startDate' }]
+    : [],
+  toResponse: withIllnessStatus,
+  derivedSql: {
+    temperatureC: 'coalesce(r.max_temperature_c, r.temperature_c)::float8',
+    status: "case when r.end_date is null then 'current' else 'finished' end"
+  }
+}

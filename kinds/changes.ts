@@ -1,4 +1,26 @@
-import { present, type ChangeKind } from './kinds'
+import { presentOther, type ChangeKind as ListedChangeKind, type OtherKind, type RecordTable as ListedRecordTable } from '../lib/kinds'
+import { KINDS, recordKind, type RecordKindName, type RecordKindTable } from './index'
+
+type Row = Record<string, unknown>
+
+/** The kinds that change, as the changes feed names them. */
+export type ChangeKind = OtherKind | RecordKindName
+/** Tables of records that belong to a child (a temperature reading through its illness too). */
+export type RecordTable = RecordKindTable | 'attachments'
+
+const names = KINDS.map(spec => spec.kind)
+/** The kinds that change; attachments came before temperature readings, the last kind, and the feed's enum keeps that order. */
+export const CHANGE_KINDS: ChangeKind[] = ['family', 'member', 'child', ...names.slice(0, -1), 'attachment', ...names.slice(-1)]
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+type Holds<T extends true> = T
+/** The kinds and tables lib/kinds.ts lists for the floors below are the registry's. */
+export type ListsAgree = [Holds<Same<ChangeKind, ListedChangeKind>>, Holds<Same<RecordTable, ListedRecordTable>>]
+
+/** A row as the change log keeps it (the table's columns) in the shape the kind's GET answers. */
+export function present (kind: ChangeKind, row: Row): Row {
+  return recordKind(kind)?.present(row) ?? presentOther(kind as OtherKind, row)
+}
 
 /**
  * A position in a family's changes: the transaction that wrote a change and

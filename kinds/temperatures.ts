@@ -1,6 +1,8 @@
-import { Type } from '@sinclair/typebox'
-import { FreeText, Id, Nullable, Timestamp, Version } from '../../lib/schemas'
-import { TemperatureC } from '../illnesses/schemas'
+import { Type, type Static } from '@sinclair/typebox'
+import { FreeText, Id, Nullable, Timestamp, Version } from '../lib/schemas'
+import { columnsOf, storedPresenter } from './columns'
+import { TemperatureC } from './illnesses'
+import type { RecordKind } from './kind'
 
 export const TEMPERATURE_METHODS = ['oral', 'rectal', 'axillary', 'ear', 'forehead'] as const
 
@@ -11,12 +13,12 @@ const TakenAt = Type.String({
   examples: ['2024-05-17T08:30:00+02:00']
 })
 
-const Method = Type.String({ enum: [...TEMPERATURE_METHODS], description: 'how it was taken' })
+export const TemperatureMethod = Type.String({ enum: [...TEMPERATURE_METHODS], description: 'how it was taken' })
 
 export const TemperatureFields = {
   takenAt: TakenAt,
   temperatureC: { ...TemperatureC, description: 'body temperature in °C, 34 to 43, at most 2 decimals' },
-  method: Type.Optional(Nullable(Method)),
+  method: Type.Optional(Nullable(TemperatureMethod)),
   notes: Type.Optional(Nullable(FreeText))
 }
 
@@ -26,7 +28,7 @@ export const Temperature = Type.Object({
   illnessId: Id,
   takenAt: Timestamp,
   temperatureC: Type.Number(),
-  method: Nullable(Method),
+  method: Nullable(TemperatureMethod),
   notes: Nullable(Type.String()),
   version: Version,
   createdAt: Timestamp,
@@ -36,3 +38,23 @@ export const Temperature = Type.Object({
   title: 'Temperature',
   description: 'A body temperature reading taken during an illness. It belongs to its illness for good (its illnessId and childId never change) and goes when the illness is deleted. The illness answers the highest reading as maxTemperatureC, and as temperatureC.'
 })
+export type Temperature = Static<typeof Temperature>
+
+const columns = columnsOf(Temperature)
+
+export const temperatureKind: RecordKind<'temperature', 'temperatures', 'temperatures'> = {
+  kind: 'temperature',
+  key: 'temperatures',
+  table: 'temperatures',
+  schema: Temperature,
+  // A reading is listed under its illness.
+  listedBy: 'illness_id',
+  fields: TemperatureFields,
+  columns,
+  present: storedPresenter(Temperature, columns),
+  writable: ['takenAt', 'temperatureC', 'method', 'notes'],
+  dates: [],
+  timestamps: ['takenAt'],
+  sorts: { takenAt: 'taken_at', createdAt: 'created_at' },
+  defaultSort: 'takenAt'
+}

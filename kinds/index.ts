@@ -1,0 +1,35 @@
+import { illnessKind } from './illnesses'
+import type { RecordKind } from './kind'
+import { measurementKind } from './measurements'
+import { medicalEventKind } from './medical-events'
+import { temperatureKind } from './temperatures'
+import { visitKind } from './visits'
+
+export type { RecordKind } from './kind'
+
+/** The kinds of a child's records, in the order of the export. */
+export const KINDS = [
+  measurementKind,
+  visitKind,
+  medicalEventKind,
+  illnessKind,
+  // After the illnesses they belong to.
+  temperatureKind
+] as const
+
+/** A kind of record as the change log names it: `measurement`. */
+export type RecordKindName = typeof KINDS[number]['kind']
+/** A kind's list in an export or an archive: `measurements`. */
+export type RecordKey = typeof KINDS[number]['key']
+/** A kind's table: `measurements`. */
+export type RecordKindTable = typeof KINDS[number]['table']
+
+/** The kinds under their names in the export, in its order. */
+export const recordKinds: Array<{ key: RecordKey, spec: RecordKind }> = KINDS.map(spec => ({ key: spec.key, spec }))
+
+const byName = new Map<string, RecordKind>(KINDS.map(spec => [spec.kind, spec]))
+
+/** The kind of record the change log names so; undefined for a family, a member, a child or an attachment. */
+export function recordKind (name: string): RecordKind | undefined {
+  return byName.get(name)
+}

@@ -1,0 +1,61 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
+import { columnsOf, storedPresenter } from './columns'
+import type { Issue } from './rules'
+import type { RecordKind } from './kind'
+
+const HeightCm = Type.Number({ minimum: 20, maximum: 250, 'x-max-decimals': 2 })
+const WeightKg = Type.Number({ minimum: 0.2, maximum: 250, 'x-max-decimals': 3 })
+const HeadCircumferenceCm = Type.Number({ minimum: 15, maximum: 80, 'x-max-decimals': 2 })
+
+/** The values of a measurement, also taken by a visit created with one. */
+export const MeasurementValues = {
+  heightCm: Type.Optional(Nullable(HeightCm)),
+  weightKg: Type.Optional(Nullable(WeightKg)),
+  headCircumferenceCm: Type.Optional(Nullable(HeadCircumferenceCm)),
+  notes: Type.Optional(Nullable(FreeText))
+}
+
+export const MeasurementFields = {
+  measuredAt: IsoDate,
+  ...MeasurementValues,
+  visitId: Type.Optional(Nullable(Id))
+}
+
+/** At least one of the three values. */
+export function checkValues (values: Record<string, unknown>, path = '/body'): Issue[] {
+  const some = ['heightCm', 'weightKg', 'headCircumferenceCm'].some(key => values[key] !== undefined && values[key] !== null)
+  return some ? [] : [{ path, message: 'must have at least one of heightCm, weightKg, headCircumferenceCm' }]
+}
+
+export const Measurement = Type.Object({
+  id: Id,
+  childId: Id,
+  measuredAt: IsoDate,
+  heightCm: Nullable(Type.Number()),
+  weightKg: Nullable(Type.Number()),
+  headCircumferenceCm: Nullable(Type.Number()),
+  visitId: Nullable(Id),
+  notes: Nullable(Type.String()),
+  version: Version,
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}, { $id: 'Measurement', title: 'Measurement' })
+export type Measurement = Static<typeof Measurement>
+
+const columns = columnsOf(Measurement)
+
+export const measurementKind: RecordKind<'measurement', 'measurements', 'measurements'> = {
+  kind: 'measurement',
+  key: 'measurements',
+  table: 'measurements',
+  schema: Measurement,
+  fields: MeasurementFields,
+  columns,
+  present: storedPresenter(Measurement, columns),
+  writable: ['measuredAt', 'heightCm', 'weightKg', 'headCircumferenceCm', 'visitId', 'notes'],
+  dates: ['measuredAt'],
+  sorts: { measuredAt: 'measured_at', createdAt: 'created_at' },
+  defaultSort: '-measuredAt',
+  check: body => checkValues(body)
+}

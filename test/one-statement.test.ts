@@ -1,0 +1,96 @@
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import { present } from '../kinds/changes'
+import { IsoDate } from '../lib/schemas'
+import { ruleIssues } from '../routes/records'
+import { measurementSpec } from '../routes/measurements'
+import { insertFrom } from '../sql/records'
+import { build, call, familyOf, join, register, type App } from './helper'
+
+type Values = Record<string, unknown>
+
+/**
+ * A create of the test's own, decided in one statement like the records'
+ * creates, but for owners only: the role the route names is the one the
+ * statement checks.
+ */
+function ownersOnly (app: App): void {
+  app.post('/api/test/children/:childId/owner-measurements', {
+    onRequest: app.authenticate,
+    preHandler: app.familyScope({
+      target: { child: 'params.childId' },
+      name: 'Child',
+      role: 'owner',
+      oneStatement: {
+        values: request => ({ ...(request.body as Values) }),
+        insert: (childId, values, actor) => insertFrom(app.sql, measurementSpec, childId, values, actor),
+        rules: (values, birth, visitOk) => ruleIssues(measurementSpec, values, birth, visitOk),
+        dates: values => [values.measuredAt as string],
+        present: row => present('measurement', row)
+      }
+    }),
+    schema: {
+      params: Type.Object({ childId: Type.Integer() }),
+      body: Type.Object({ measuredAt: IsoDate, weightKg: Type.Number() }, { additionalProperties: false }),
+      response: { 201: Type.Object({ id: Type.Integer(), weightKg: Type.Number() }) }
+    }
+  }, async (request, reply) => reply.code(201).send(request.created as { id: number, weightKg: number }))
+}
+
+async function rowsOf (app: App, childId: number): Promise<{ measurements: number, changes: number }> {
+  const [row] = await app.sql<Array<{ measurements: number, changes: number }>>`
+    select (select count(*) from measurements where child_id = ${childId})::int as measurements,
+           (select count(*) from changes where child_id = ${childId})::int as changes
+  `
+  return row
+}
+
+/** An owner, a member and a viewer of one family, and its child. */
+async function family (app: App) {
+  const owner = await register(app)
+  const member = await register(app)
+  const viewer = await register(app)
+  const child = (await call(app, owner, 'POST', '/api/children', { name: 'Ada', dateOfBirth: '2022-01-10', sex: 'female' })).json()
+  await join(app, owner, familyOf(owner), member, 'member')
+  await join(app, owner, familyOf(owner), viewer, 'viewer')
+  return { owner, member, viewer, child }
+}
+
+t.test('a one-statement create for owners refuses a member and a viewer with 403 and writes nothing', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open' }, routes: ownersOnly })
+  const { owner, member, viewer, child } = await family(app)
+  const url = `/api/test/children/${child.id as number}/owner-measurements`
+  const before = await rowsOf(app, child.id)
+
+  for (const [who, pair] of [['member', member], ['viewer', viewer]] as const) {
+    const res = await call(app, pair, 'POST', url, { measuredAt: '2023-01-10', weightKg: 9.5 })
+    t.equal(res.statusCode, 403, `a ${who} is refused`)
+    t.equal(res.json().code, 'FORBIDDEN')
+    t.same(await rowsOf(app, child.id), before, `nothing written for a ${who}, no change recorded`)
+  }
+
+  const stranger = await register(app)
+  t.equal((await call(app, stranger, 'POST', url, { measuredAt: '2023-01-10', weightKg: 9.5 })).statusCode, 403, 'one of another family is refused')
+  t.equal((await call(app, owner, 'POST', '/api/test/children/999999/owner-measurements', { measuredAt: '2023-01-10', weightKg: 9.5 })).statusCode, 404, 'a child that does not exist is a 404')
+  t.same(await rowsOf(app, child.id), before, 'still nothing written')
+
+  const early = await call(app, owner, 'POST', url, { measuredAt: '2021-01-10', weightKg: 9.5 })
+  t.equal(early.statusCode, 400, 'a date before the birth is a 400 for the owner')
+  t.match(early.json().details.issues, [{ path: '/body/measuredAt' }])
+  t.same(await rowsOf(app, child.id), before, 'and nothing is written')
+
+  const created = await call(app, owner, 'POST', url, { measuredAt: '2023-01-10', weightKg: 9.5 })
+  t.equal(created.statusCode, 201, 'the owner writes')
+  t.equal(created.json().weightKg, 9.5)
+  t.same(await rowsOf(app, child.id), { measurements: before.measurements + 1, changes: before.changes + 1 }, 'one row, one change')
+})
+
+t.test('the records\' one-statement creates still let a member write and refuse a viewer', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open' } })
+  const { member, viewer, child } = await family(app)
+  const url = `/api/children/${child.id as number}/measurements`
+  const before = await rowsOf(app, child.id)
+  t.equal((await call(app, viewer, 'POST', url, { measuredAt: '2023-01-10', weightKg: 9.5 })).statusCode, 403, 'a viewer is refused')
+  t.same(await rowsOf(app, child.id), before, 'nothing written')
+  t.equal((await call(app, member, 'POST', url, { measuredAt: '2023-01-10', weightKg: 9.5 })).statusCode, 201, 'a member writes')
+})
