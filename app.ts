@@ -28,8 +28,8 @@ import families from './routes/families'
 import invites from './routes/invites'
 import admin from './routes/admin'
 import children from './routes/children'
-import { kindRoutes } from './routes/kinds'
-import { KINDS } from './kinds'
+import records from './routes/records'
+import measurementImports from './routes/measurement-import'
 import attachments from './routes/attachments'
 import avatars from './routes/avatars'
 import staticFiles from './routes/static'
@@ -174,7 +174,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(families)
     await api.register(admin)
     await api.register(children)
-    for (const kind of KINDS) await api.register(kindRoutes[kind.kind])
+    await api.register(records)
+    await api.register(measurementImports)
     await api.register(attachments)
     await api.register(avatars)
     await api.register(childGrowth)

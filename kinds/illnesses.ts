@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { illnessMapping } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
@@ -57,6 +58,11 @@ export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
   kind: 'illness',
   key: 'illnesses',
   table: 'illnesses',
+  path: 'illnesses',
+  singular: 'Illness',
+  plural: 'Illnesses',
+  fhir: illnessMapping,
+  filters: { status: { values: ['current', 'finished'], column: 'end_date', isNull: { current: true, finished: false } } },
   schema: Illness,
   fields: IllnessFields,
   columns,
@@ -69,6 +75,13 @@ export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
     ? [{ path: '/body/endDate', message: 'must not be before startDate' }]
     : [],
   toResponse: withIllnessStatus,
+  // Written with its highest reading, so that its readings, written next, leave it as it is: one change a row.
+  archiveDerived: {
+    max_temperature_c: `(
+      select max((t.row->>'temperature_c')::numeric) from import_rows t
+      where t.kind = 'temperatures' and t.child = r.child and (t.row->>'illness_id')::integer = r.old_id
+    )`
+  },
   derivedSql: {
     temperatureC: 'coalesce(r.max_temperature_c, r.temperature_c)::float8',
     status: "case when r.end_date is null then 'current' else 'finished' end"

@@ -1,5 +1,4 @@
 import { illnessKind } from './illnesses'
-import type { RecordKind } from './kind'
 import { measurementKind } from './measurements'
 import { medicalEventKind } from './medical-events'
 import { temperatureKind } from './temperatures'
@@ -23,13 +22,15 @@ export type RecordKindName = typeof KINDS[number]['kind']
 export type RecordKey = typeof KINDS[number]['key']
 /** A kind's table: `measurements`. */
 export type RecordKindTable = typeof KINDS[number]['table']
+/** One of the registered kinds, its names and table as literal types. */
+export type RegisteredKind = typeof KINDS[number]
 
 /** The kinds under their names in the export, in its order. */
-export const recordKinds: Array<{ key: RecordKey, spec: RecordKind }> = KINDS.map(spec => ({ key: spec.key, spec }))
+export const recordKinds: Array<{ key: RecordKey, spec: RegisteredKind }> = KINDS.map(spec => ({ key: spec.key, spec }))
 
-const byName = new Map<string, RecordKind>(KINDS.map(spec => [spec.kind, spec]))
+const byName = new Map<string, RegisteredKind>(KINDS.map(spec => [spec.kind, spec]))
 
 /** The kind of record the change log names so; undefined for a family, a member, a child or an attachment. */
-export function recordKind (name: string): RecordKind | undefined {
+export function recordKind (name: string): RegisteredKind | undefined {
   return byName.get(name)
 }

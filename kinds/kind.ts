@@ -1,5 +1,5 @@
-import type { TObject, TProperties } from '@sinclair/typebox'
-import type { ChangeKind, RecordTable } from '../lib/kinds'
+import type { TObject, TProperties, TSchema } from '@sinclair/typebox'
+import type { FhirMapping } from '../lib/fhir'
 import type { RuleSpec } from './rules'
 
 type Values = Record<string, unknown>
@@ -9,27 +9,53 @@ export type SortFields = Record<string, string>
 
 /** A kind's table and its columns, the API's camelCase name mapped to the column's snake_case one. */
 export interface RecordTableSpec {
-  table: RecordTable
+  table: string
   /** Every column the API answers, `id`, `childId` and the timestamps included. */
   columns: Record<string, string>
   /** The columns a client writes. */
   writable: string[]
   /**
-   * The column a list is read by: `child_id` (the default) for a child's
-   * records, the parent's for records listed under another record (a
-   * temperature reading's `illness_id`).
+   * The record it is listed under instead of its child, by the column that
+   * links them (a temperature reading's `illness_id`); a list is read by
+   * `child_id` without it.
    */
-  listedBy?: string
+  parent?: { column: string }
 }
 
 /**
- * A kind of a child's records apart from how it is served: its names, its
- * answer's schema, its table and columns (derived from the schema), the
- * fields a client writes and their rules, its default order and the fields
- * its answers derive. The routes add their paths and descriptions; the
- * archive import, the exports and the change log read only this.
+ * The record a kind is listed and created under, instead of its child (a
+ * temperature reading under its illness): the kind is then reached as
+ * `/api/{parent path}/:{param}/{kind}` and `/api/{kind}/:id`, within the
+ * family scope of the parent's child.
  */
-export interface RecordKind<Kind extends ChangeKind = ChangeKind, Key extends string = string, Table extends RecordTable = RecordTable>
+export interface ParentSpec {
+  /** The parent's kind: its path, its names and its table. */
+  kind: RecordKind
+  /** The path parameter of the parent's id, e.g. `illnessId`. */
+  param: string
+  /** The column that links a record to its parent. */
+  column: string
+}
+
+/**
+ * A query parameter that narrows a list: rows whose column equals its value
+ * or, with `isNull`, rows whose column is null (true) or not (false) for
+ * each value.
+ */
+export interface RecordFilter {
+  values: readonly string[]
+  column: string
+  isNull?: Record<string, boolean>
+}
+
+/**
+ * A kind of a child's records: its names, its answer's schema, its table and
+ * columns (derived from the schema), the fields a client writes and their
+ * rules, its default order, the fields its answers derive, and how its routes
+ * are named and described. The record routes, the archive import, the exports
+ * and the change log read only this.
+ */
+export interface RecordKind<Kind extends string = string, Key extends string = string, Table extends string = string>
   extends RecordTableSpec, RuleSpec {
   /** The kind, as the change log and the changes feed name it: `measurement`. */
   kind: Kind
@@ -47,4 +73,45 @@ export interface RecordKind<Kind extends ChangeKind = ChangeKind, Key extends st
   derivedSql?: Record<string, string>
   /** A row as the change log keeps it (the table's columns) in the shape the kind's GET answers. */
   present: (row: Values) => Values
+  /** The URL segment, e.g. `medical-events`. */
+  path: string
+  /** The names of the kind's operations and schemas: `MedicalEvent`, `MedicalEvents`. */
+  singular: string
+  plural: string
+  /** The kind in a sentence, when its singular is not: `temperature reading`. */
+  noun?: string
+  /** Listed and created under this record instead of under the child. */
+  parent?: ParentSpec
+  /**
+   * What the OpenAPI document says of the list and the create, besides their
+   * summaries; of its list in a child's export, when not `every {noun},
+   * newest first` (or oldest, by its default sort); and of its change in the
+   * changes feed.
+   */
+  descriptions?: { list?: string, create?: string, exported?: string, change?: string }
+  /** Query parameters that narrow a list. */
+  filters?: Record<string, RecordFilter>
+  /** Body fields of POST only. */
+  createFields?: TProperties
+  /** The answer to a create, when it holds more than the record. */
+  createSchema?: TSchema
+  /**
+   * A record of another kind that a create may carry in a field (a visit's
+   * measurement): written in the same transaction from its fields and
+   * `link`, which reads the record just created, and answered in that field.
+   */
+  createsWith?: { field: string, kind: RecordKind, link: (created: Values) => Values }
+  /**
+   * Columns an archive import writes that no field gives, as SQL over the
+   * staged row `r` and the other staged rows `import_rows` (an illness's
+   * highest reading, from its readings staged beside it).
+   */
+  archiveDerived?: Record<string, string>
+  /** How its records become FHIR resources in a child's bundle, and where. */
+  fhir: FhirMapping
+}
+
+/** A kind's name in a sentence: `medical event`, `temperature reading`. */
+export function nounOf (kind: { noun?: string, singular: string }): string {
+  return kind.noun ?? kind.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { measurementMapping } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { Issue } from './rules'
@@ -49,6 +50,10 @@ export const measurementKind: RecordKind<'measurement', 'measurements', 'measure
   kind: 'measurement',
   key: 'measurements',
   table: 'measurements',
+  path: 'measurements',
+  singular: 'Measurement',
+  plural: 'Measurements',
+  fhir: measurementMapping,
   schema: Measurement,
   fields: MeasurementFields,
   columns,

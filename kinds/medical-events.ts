@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { medicalEventMapping } from '../lib/fhir'
 import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { Issue } from './rules'
@@ -66,6 +67,11 @@ export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medi
   kind: 'medicalEvent',
   key: 'medicalEvents',
   table: 'medical_events',
+  path: 'medical-events',
+  singular: 'MedicalEvent',
+  plural: 'MedicalEvents',
+  fhir: medicalEventMapping,
+  filters: { type: { values: ['vaccine', 'procedure', 'medication'], column: 'type' } },
   schema: MedicalEvent,
   fields: MedicalEventFields,
   columns,

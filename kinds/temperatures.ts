@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { temperatureMapping } from '../lib/fhir'
 import { FreeText, Id, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
-import { TemperatureC } from './illnesses'
+import { illnessKind, TemperatureC } from './illnesses'
 import type { RecordKind } from './kind'
 
 export const TEMPERATURE_METHODS = ['oral', 'rectal', 'axillary', 'ear', 'forehead'] as const
@@ -42,13 +43,26 @@ export type Temperature = Static<typeof Temperature>
 
 const columns = columnsOf(Temperature)
 
+const SCOPE = 'Within the family scope of the illness\'s child: any member reads, an owner or member writes; an illness of another family is a 403, one that does not exist a 404.'
+
 export const temperatureKind: RecordKind<'temperature', 'temperatures', 'temperatures'> = {
   kind: 'temperature',
   key: 'temperatures',
   table: 'temperatures',
   schema: Temperature,
-  // A reading is listed under its illness.
-  listedBy: 'illness_id',
+  path: 'temperatures',
+  singular: 'Temperature',
+  plural: 'Temperatures',
+  noun: 'temperature reading',
+  fhir: temperatureMapping,
+  // A reading is listed and created under its illness.
+  parent: { kind: illnessKind, param: 'illnessId', column: 'illness_id' },
+  descriptions: {
+    list: `Oldest first by default. from and to are UTC dates of takenAt, inclusive. The ETag changes with any change of the child's records. ${SCOPE}`,
+    create: `The reading belongs to the illness and its child for good. When it is the illness's new highest, the illness changes too (maxTemperatureC, temperatureC, version). ${SCOPE}`,
+    exported: 'every temperature reading of the child\'s illnesses, oldest first (by takenAt); each names its illness by illnessId. Archives written before readings existed have no such list',
+    change: '`temperature` is a temperature reading of an illness (its record a Temperature, childId the illness\'s child). A reading that changes its illness\'s highest temperature comes with an `illness` change `updated` of that illness'
+  },
   fields: TemperatureFields,
   columns,
   present: storedPresenter(Temperature, columns),

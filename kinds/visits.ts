@@ -1,10 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
+import { visitMapping } from '../lib/fhir'
+import { FreeText, Id, IsoDate, Name, Nullable, StrictObject, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
-import { checkValues } from './measurements'
+import { checkValues, measurementKind, MeasurementValues } from './measurements'
 
-export const VisitType = Type.String({ enum: ['wellness', 'sick', 'injury', 'vision', 'dental'] })
+const VISIT_TYPES = ['wellness', 'sick', 'injury', 'vision', 'dental'] as const
+
+export const VisitType = Type.String({ enum: [...VISIT_TYPES] })
 
 export const VisitFields = {
   date: IsoDate,
@@ -29,12 +32,32 @@ export const visitProperties = {
 export const Visit = Type.Object(visitProperties, { $id: 'Visit', title: 'Visit' })
 export type Visit = Static<typeof Visit>
 
+export const VisitCreateFields = {
+  measurement: Type.Optional(Nullable(StrictObject(MeasurementValues, {
+    description: 'A measurement taken at the visit: created with the visit\'s date and linked to it'
+  })))
+}
+
+export const CreatedVisit = Type.Object({
+  ...visitProperties,
+  measurement: Type.Optional(Type.Ref('Measurement'))
+}, { title: 'CreatedVisit', description: 'The visit, with the measurement created with it when there was one' })
+
 const columns = columnsOf(Visit)
 
 export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   kind: 'visit',
   key: 'visits',
   table: 'visits',
+  path: 'visits',
+  singular: 'Visit',
+  plural: 'Visits',
+  fhir: visitMapping,
+  filters: { type: { values: VISIT_TYPES, column: 'type' } },
+  createFields: VisitCreateFields,
+  createSchema: CreatedVisit,
+  // A visit with a measurement: both are written in one transaction, or neither.
+  createsWith: { field: 'measurement', kind: measurementKind, link: visit => ({ measuredAt: visit.date, visitId: visit.id }) },
   schema: Visit,
   fields: VisitFields,
   columns,

@@ -1,19 +1,10 @@
 import { avatarUrl, uploadUrl } from './files/names'
 
 /**
- * The kinds of a family's data as the change log names them, and how a stored
- * row of a family, a member, a child or an attachment reads in the API. The
- * kinds of a child's records are described in kinds/, each by its module.
+ * How a stored row of a family, a member, a child or an attachment reads in
+ * the API. The kinds of a child's records are described in kinds/, each by
+ * its module.
  */
-
-/**
- * The kinds that change, as the changes feed names them, and the tables of
- * records that belong to a child. kinds/changes.ts derives both from the
- * registry of kinds and checks that they agree with these, which the files
- * below kinds/ read.
- */
-export type ChangeKind = 'family' | 'member' | 'child' | 'measurement' | 'visit' | 'medicalEvent' | 'illness' | 'attachment' | 'temperature'
-export type RecordTable = 'measurements' | 'visits' | 'medical_events' | 'illnesses' | 'attachments' | 'temperatures'
 
 type Row = Record<string, unknown>
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { PendingQuery, Row } from 'postgres'
 import type { Issue } from '../lib/errors'
-import type { ChangeKind, RecordTable } from '../lib/kinds'
+import type { ChangeKind, RecordTable } from '../kinds/changes'
 import type { FamilyRole } from '../lib/roles'
 import type { ClockOf } from '../sql/access'
 

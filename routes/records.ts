@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import type { PendingQuery, Row } from 'postgres'
 import type { Db, Tx } from '../db/client'
 import { errors, invalidRequest } from '../lib/errors'
-import type { RecordTable } from '../lib/kinds'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, PATCH_RULE, Pagination, StrictObject, WithETag, errorResponses, patchFields
 } from '../lib/schemas'
@@ -14,7 +13,9 @@ import {
   deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockRecord, recordVersion, replaceRecord, visitOfChild
 } from '../sql/records'
 import { historyRoute } from './history'
-import type { RecordKind } from '../kinds/kind'
+import { KINDS, type RegisteredKind } from '../kinds'
+import type { RecordTable } from '../kinds/changes'
+import { nounOf, type ParentSpec } from '../kinds/kind'
 import { ruleIssues } from '../kinds/rules'
 
 export { latestAllowedDate, ruleIssues, type Issue } from '../kinds/rules'
@@ -23,55 +24,12 @@ type Values = Record<string, unknown>
 type Fragment = PendingQuery<Row[]>
 
 
-/**
- * The record a kind is listed and created under, instead of its child (a
- * temperature reading under its illness): the kind is then reached as
- * `/api/{parent path}/:{param}/{kind}` and `/api/{kind}/:id`, within the
- * family scope of the parent's child. The table's `listedBy` names the link.
- */
-export interface ParentSpec {
-  /** The parent's URL segment, e.g. `illnesses`. */
-  path: string
-  /** The path parameter of the parent's id, e.g. `illnessId`. */
-  param: string
-  table: RecordTable
-  /** The parent's name, as in its schema: `Illness`. */
-  singular: string
-  /** The column that links a record to its parent. */
-  column: string
-}
-
-/** What makes one kind of a child's records served: its kind (kinds/), its names in the URLs and the document, its filters. */
-export interface RecordSpec extends RecordKind {
-  /** The URL segment, e.g. `medical-events`. */
-  path: string
-  singular: string
-  plural: string
-  /** The kind in a sentence, when its singular is not: `temperature reading`. */
-  noun?: string
-  /** Listed and created under this record instead of under the child. */
-  parent?: ParentSpec
-  /** What the OpenAPI document says of the list and the create, besides their summaries. */
-  descriptions?: { list?: string, create?: string }
-  /** Body fields of POST only. */
-  createFields?: TProperties
-  /** Extra query filters and their SQL. */
-  filters?: TProperties
-  filterSql?: (db: Db, query: Values) => Fragment[]
-  /** The answer to a create, when it holds more than the record. */
-  createSchema?: TSchema
-  /** Creates the record and whatever comes with it, inside the transaction. */
-  create?: (tx: Tx, childId: number, body: Values) => Promise<Values>
-}
-
-/** The kind's name in a sentence: `medical event`. */
-function noun (spec: RecordSpec): string {
-  return spec.noun ?? spec.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
-}
+/** What makes one kind of a child's records served: its module in kinds/. */
+export type RecordSpec = RegisteredKind
 
 /** The kind's name with its article: `a visit`, `an illness`. */
 function aNoun (spec: RecordSpec): string {
-  const word = noun(spec)
+  const word = nounOf(spec)
   return `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`
 }
 
@@ -103,7 +61,7 @@ export function recordRoutes (spec: RecordSpec) {
     sort: Type.Optional(Type.String({ description: `comma-separated fields among ${sortNames}, each optionally prefixed with - (default ${spec.defaultSort}); ties are broken by id` })),
     from: Type.Optional(IsoDate),
     to: Type.Optional(IsoDate),
-    ...spec.filters
+    ...Object.fromEntries(Object.entries(spec.filters ?? {}).map(([name, filter]) => [name, Type.Optional(Type.String({ enum: [...filter.values] }))]))
   }
   const datedBy = spec.dates[0] ?? spec.timestamps?.[0]
   const mainDate = datedBy === undefined ? undefined : spec.columns[datedBy]
@@ -134,7 +92,13 @@ export function recordRoutes (spec: RecordSpec) {
         if (query.from !== undefined) filters.push(sql`and ${sql(mainDate)} >= ${query.from as string}`)
         if (query.to !== undefined) filters.push(sql`and ${sql(mainDate)} <= ${query.to as string}`)
       }
-      filters.push(...(spec.filterSql?.(sql, query) ?? []))
+      for (const [name, filter] of Object.entries(spec.filters ?? {})) {
+        const value = query[name] as string | undefined
+        if (value === undefined) continue
+        const isNull = filter.isNull?.[value]
+        if (isNull === undefined) filters.push(sql`and ${sql(filter.column)} = ${value}`)
+        else filters.push(isNull ? sql`and ${sql(filter.column)} is null` : sql`and ${sql(filter.column)} is not null`)
+      }
       const order = orderBy(sql, (query.sort as string | undefined) ?? spec.defaultSort, spec.sorts)
       const params = request.params as Values
       const ownerId = (spec.parent !== undefined ? params[spec.parent.param] : params.childId ?? query.childId) as number
@@ -156,12 +120,22 @@ export function recordRoutes (spec: RecordSpec) {
     const insert: OneStatementCreate = {
       values: request => {
         const values = valuesOf(request)
-        return spec.create !== undefined && values.measurement != null ? null : values
+        return spec.createsWith !== undefined && values[spec.createsWith.field] != null ? null : values
       },
       insert: (childId, values, actor) => insertFrom(sql, spec, childId, values, actor),
       rules: (values, birth, visitOk) => ruleIssues(spec, values, birth, visitOk),
       dates: values => spec.dates.map(field => values[field]).filter((value): value is string => typeof value === 'string'),
       present: spec.present
+    }
+
+    /** A record and the record it carries, if any (a visit's measurement). */
+    async function insertWith (tx: Tx, childId: number, body: Values): Promise<Values> {
+      const carried = spec.createsWith
+      if (carried === undefined) return await insertRecord(tx, spec, childId, body)
+      const { [carried.field]: values, ...fields } = body
+      const created = await insertRecord(tx, spec, childId, fields)
+      if (values == null) return created
+      return { ...created, [carried.field]: await insertRecord(tx, carried.kind, childId, { ...values as Values, ...carried.link(created) }) }
     }
 
     /** A list: the scope decided it and read its answer in one statement. */
@@ -177,7 +151,7 @@ export function recordRoutes (spec: RecordSpec) {
         await checkRules(sql, spec, request, values, childId)
         created = await sql.begin(async tx => {
           await beginChange(tx, request.scope.familyId, request.user.id)
-          return spec.create !== undefined ? await spec.create(tx, childId, values) : await insertRecord(tx, spec, childId, values)
+          return await insertWith(tx, childId, values)
         })
       }
       return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
@@ -221,16 +195,19 @@ export function recordRoutes (spec: RecordSpec) {
     function parentRoutes (parent: ParentSpec): void {
       const at = `params.${parent.param}` as const
       const params = StrictObject({ [parent.param]: Id })
-      const url = `/api/${parent.path}/:${parent.param}/${spec.path}`
-      const parentNoun = parent.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
+      const { singular, path } = parent.kind
+      // The parent's table, as the family scope knows it.
+      const table = parent.kind.table as RecordTable
+      const url = `/api/${path}/:${parent.param}/${spec.path}`
+      const parentNoun = nounOf(parent.kind)
       fastify.get(url, {
-        preHandler: fastify.familyScope({ target: { record: parent.table, at }, name: parent.singular, etag: 'child', cache: true, oneStatement: answer }),
-        schema: { operationId: `list${parent.singular}${spec.plural}`, tags, summary: `The ${noun(spec)}s of ${/^[aeiou]/.test(parentNoun) ? 'an' : 'a'} ${parentNoun}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
+        preHandler: fastify.familyScope({ target: { record: table, at }, name: singular, etag: 'child', cache: true, oneStatement: answer }),
+        schema: { operationId: `list${singular}${spec.plural}`, tags, summary: `The ${nounOf(spec)}s of ${/^[aeiou]/.test(parentNoun) ? 'an' : 'a'} ${parentNoun}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
       }, list)
 
       fastify.post(url, {
-        preHandler: fastify.familyScope({ target: { record: parent.table, at }, name: parent.singular }),
-        schema: { operationId: `create${parent.singular}${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to ${/^[aeiou]/.test(parentNoun) ? 'an' : 'a'} ${parentNoun}`, description: spec.descriptions?.create, security, params, body: createBody, response: createResponses }
+        preHandler: fastify.familyScope({ target: { record: table, at }, name: singular }),
+        schema: { operationId: `create${singular}${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to ${/^[aeiou]/.test(parentNoun) ? 'an' : 'a'} ${parentNoun}`, description: spec.descriptions?.create, security, params, body: createBody, response: createResponses }
       }, async (request, reply) => {
         const values = request.body as Values
         const parentId = (request.params as Values)[parent.param] as number
@@ -246,7 +223,7 @@ export function recordRoutes (spec: RecordSpec) {
 
     fastify.get(`/api/${spec.path}/:id`, {
       preHandler: record,
-      schema: { operationId: `get${spec.singular}`, tags, summary: `One ${noun(spec)}`, security, params: idParams, headers: ConditionalRead, response: { 200: WithETag(ref, ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) } }
+      schema: { operationId: `get${spec.singular}`, tags, summary: `One ${nounOf(spec)}`, security, params: idParams, headers: ConditionalRead, response: { 200: WithETag(ref, ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) } }
     }, async request => {
       const found = await findRecord(sql, spec, (request.params as { id: number }).id)
       if (found === undefined) throw new errors.notFound(spec.singular)
@@ -312,4 +289,9 @@ export function recordRoutes (spec: RecordSpec) {
 
     historyRoute(fastify, { kind: spec.kind, path: `/api/${spec.path}/:id/history`, name: spec.singular, tag: spec.path, operationId: `get${spec.singular}History` })
   }
+}
+
+/** The routes of every kind of a child's records, in the registry's order. */
+export default async function records (fastify: FastifyInstance): Promise<void> {
+  for (const kind of KINDS) await fastify.register(recordRoutes(kind))
 }

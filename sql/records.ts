@@ -1,7 +1,7 @@
 import type { JSONValue, PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import type { RecordTableSpec } from '../kinds/kind'
-import type { RecordTable } from '../lib/kinds'
+import type { RecordTable } from '../kinds/changes'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -172,7 +172,7 @@ function apiColumns (db: Db, spec: RecordTableSpec, derived: Record<string, stri
 }
 
 /**
- * A page of a child's records (or of a record's, by the spec's `listedBy`
+ * A page of a child's records (or of a record's, by the spec's `parent`
  * column) as the list's whole answer, `{ data, meta }`,
  * written as JSON by the database: one scalar for the statement that also
  * decides the read (sql/access.ts, readChecked). The page reads what it
@@ -183,9 +183,9 @@ export function listBody (
   db: Db, spec: RecordTableSpec, ownerId: number, filters: Fragment[], order: Fragment, limit: number, offset: number,
   derived: Record<string, string> = {}
 ): Fragment {
-  const where = db`r.${db(spec.listedBy ?? 'child_id')} = ${ownerId} ${conditions(db, filters)}`
+  const where = db`r.${db(spec.parent?.column ?? 'child_id')} = ${ownerId} ${conditions(db, filters)}`
   // A child's whole list has its total kept; a filtered one counts it.
-  const total = filters.length === 0 && spec.listedBy === undefined
+  const total = filters.length === 0 && spec.parent === undefined
     ? db`child_rows(${ownerId}, ${spec.table})`
     : db`(select count(*) from ${db(spec.table)} r where ${where})`
   return db`(

@@ -1,14 +1,13 @@
 import t, { type Test } from 'tap'
+import { childBundle, type ChildRecords } from '../domain/export/child-records'
 import { issuesOf } from './fhir-validate'
 import {
   bodyMassIndex,
-  childBundle,
   resourceId,
   uuidV5,
   type Attachment,
   type Bundle,
   type FhirChild,
-  type ChildRecords,
   type Condition,
   type DocumentReference,
   type Encounter,

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { present } from '../kinds/changes'
 import { IsoDate } from '../lib/schemas'
 import { ruleIssues } from '../routes/records'
-import { measurementSpec } from '../routes/measurements'
+import { measurementKind } from '../kinds/measurements'
 import { insertFrom } from '../sql/records'
 import { build, call, familyOf, join, register, type App } from './helper'
 
@@ -23,8 +23,8 @@ function ownersOnly (app: App): void {
       role: 'owner',
       oneStatement: {
         values: request => ({ ...(request.body as Values) }),
-        insert: (childId, values, actor) => insertFrom(app.sql, measurementSpec, childId, values, actor),
-        rules: (values, birth, visitOk) => ruleIssues(measurementSpec, values, birth, visitOk),
+        insert: (childId, values, actor) => insertFrom(app.sql, measurementKind, childId, values, actor),
+        rules: (values, birth, visitOk) => ruleIssues(measurementKind, values, birth, visitOk),
         dates: values => [values.measuredAt as string],
         present: row => present('measurement', row)
       }

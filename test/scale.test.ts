@@ -1,8 +1,8 @@
 import t from 'tap'
 import { orderBy } from '../sql/list'
 import { listBody } from '../sql/records'
-import { measurementSpec } from '../routes/measurements'
-import { visitSpec } from '../routes/visits'
+import { measurementKind } from '../kinds/measurements'
+import { visitKind } from '../kinds/visits'
 import { bearer, build, familyOf, register } from './helper'
 
 /**
@@ -74,7 +74,7 @@ t.test('the first page of a child with many rows reads through the index only wh
     return nodes((row['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan)
   }
 
-  const measured = await explain(listBody(sql, measurementSpec, childId, [], orderBy(sql, measurementSpec.defaultSort, measurementSpec.sorts), 100, 0))
+  const measured = await explain(listBody(sql, measurementKind, childId, [], orderBy(sql, measurementKind.defaultSort, measurementKind.sorts), 100, 0))
   const scans = measured.filter(node => node['Relation Name'] === 'measurements')
   t.equal(scans.length, 1, 'the measurements are read once, for the page')
   const [pageScan] = scans.filter(node => node['Node Type'] === 'Index Scan')
@@ -90,7 +90,7 @@ t.test('the first page of a child with many rows reads through the index only wh
   t.notOk(measured.some(node => node['Node Type'] === 'Sort' || node['Node Type'] === 'WindowAgg' || node['Node Type'].startsWith('Bitmap')), 'no sort, no window, no bitmap scan')
 
   const typeFilter = [sql`and type = ${'wellness'}`]
-  const visits = await explain(listBody(sql, visitSpec, childId, typeFilter, orderBy(sql, '-date', visitSpec.sorts), 100, 0))
+  const visits = await explain(listBody(sql, visitKind, childId, typeFilter, orderBy(sql, '-date', visitKind.sorts), 100, 0))
   const visitPage = visits.find(node => node['Relation Name'] === 'visits' && node['Node Type'] === 'Index Scan')
   t.ok(visitPage !== undefined, 'the visits of one type are read by an index scan')
   t.equal(visitPage?.['Index Name'], 'visits_child_type_idx', 'through the index of the child, the type and the date')

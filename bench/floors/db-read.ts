@@ -1,5 +1,5 @@
 import { createSql } from '../../db/client'
-import { measurementSpec } from '../../routes/measurements'
+import { measurementKind } from '../../kinds/measurements'
 import { orderBy } from '../../sql/list'
 import { listBody } from '../../sql/records'
 import { bareApp, serve } from './serve'
@@ -19,8 +19,8 @@ async function main (): Promise<void> {
   app.get('/api/children/:childId/measurements', async (request, reply) => {
     const childId = Number((request.params as { childId: string }).childId)
     const limit = Number((request.query as { limit?: string }).limit ?? 50)
-    const order = orderBy(sql, measurementSpec.defaultSort, measurementSpec.sorts)
-    const [row] = await sql<{ body: string }[]>`select ${listBody(sql, measurementSpec, childId, [], order, limit, 0)} as body`
+    const order = orderBy(sql, measurementKind.defaultSort, measurementKind.sorts)
+    const [row] = await sql<{ body: string }[]>`select ${listBody(sql, measurementKind, childId, [], order, limit, 0)} as body`
     return reply.type('application/json; charset=utf-8').send(row.body)
   })
   await serve(app, () => sql.end({ timeout: 5 }))

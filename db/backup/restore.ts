@@ -43,8 +43,36 @@ async function loadTable (tx: Tx, table: TableEntry, content: AsyncIterable<Buff
   if (Number(rows) !== table.rows) throw new Error(`${table.name}: loaded ${rows} rows, the backup has ${table.rows}`)
 }
 
-/** The tables whose rows the change log follows, parents first. */
-const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments', 'temperatures']
+/**
+ * The tables whose rows the change log follows (their triggers call
+ * track_change or track_statement), parents first: each after the tables
+ * its foreign keys name.
+ */
+async function trackedTables (tx: Tx): Promise<string[]> {
+  const tables = await tx<Array<{ name: string, parents: string[] }>>`
+    select c.relname as name, array(
+      select distinct r.relname::text from pg_constraint k join pg_class r on r.oid = k.confrelid
+      where k.conrelid = c.oid and k.contype = 'f' and k.confrelid <> c.oid
+    ) as parents
+    from pg_class c
+    where c.relnamespace = current_schema()::regnamespace and exists (
+      select 1 from pg_trigger g join pg_proc p on p.oid = g.tgfoid
+      where g.tgrelid = c.oid and p.proname in ('track_change', 'track_statement')
+    )
+    order by c.oid
+  `
+  const byName = new Map(tables.map(table => [table.name, table]))
+  const order: string[] = []
+  const place = (name: string): void => {
+    const table = byName.get(name)
+    if (table === undefined || order.includes(name)) return
+    byName.delete(name)
+    for (const parent of table.parents) place(parent)
+    order.push(name)
+  }
+  for (const { name } of tables) place(name)
+  return order
+}
 
 /**
  * A restore replaces every family's data: each family gets a new epoch, so
@@ -56,7 +84,7 @@ async function recordRestore (tx: Tx, tables: TableInfo[]): Promise<void> {
   if (!present.has('family_clocks')) return
   await tx`select set_config('app.tracking', 'on', true)`
   await tx`update family_clocks set epoch = substr(md5(random()::text || clock_timestamp()::text), 1, 10)`
-  for (const table of TRACKED) {
+  for (const table of await trackedTables(tx)) {
     if (!present.has(table)) continue
     // The version trigger moves every row on; the families' row has its version in the clock.
     if (table === 'families') await tx`update families set name = name`

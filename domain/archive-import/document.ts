@@ -31,8 +31,6 @@ const ArchivedAttachment = Type.Object({
   url: Type.String({ pattern: '^/uploads/[^/]+$' })
 })
 
-const ArchivedRecord = Type.Object({ id: Id })
-const ArchivedReading = Type.Object({ id: Id, illnessId: Id })
 /** A child's fields, checked as the body of its PUT is. */
 const ChildBody = StrictObject(childFields)
 const FamilyHead = Type.Object({ name: Name() })
@@ -56,6 +54,8 @@ export interface FamilyDocument {
 }
 
 const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
+/** A record's id in the archive, and its parent's when it has one (a reading's illnessId). */
+const archivedSchemas = new Map(recordKinds.map(({ key, spec }) => [key, Type.Object({ id: Id, ...(spec.parent === undefined ? {} : { [spec.parent.param]: Id }) })]))
 const bodySchemas = new Map<RecordKey, TSchema>(recordKinds.map(({ key, spec }) => [key, StrictObject(spec.fields)]))
 const LISTS = new Set<string>([...recordKinds.map(({ key }) => key), 'attachments'])
 /** The lists every child's part has; archives written before temperature readings have none of them. */
@@ -92,7 +92,7 @@ function checkChild (value: unknown, where: string): ChildFields {
 
 /** A record of a child, checked by the rules of its POST. */
 function checkRecord (key: RecordKey, value: unknown, birth: string, where: string): Values {
-  const row = checkValue(key === 'temperatures' ? ArchivedReading : ArchivedRecord, value, where) as Values
+  const row = checkValue(archivedSchemas.get(key) as TSchema, value, where) as Values
   const spec = specs.get(key) as RecordKind
   const fields = body(spec, row)
   checkValue(bodySchemas.get(key) as TSchema, fields, where)

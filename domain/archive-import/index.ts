@@ -10,7 +10,7 @@ import { beginChange } from '../../sql/changes'
 import { exportSnapshot } from '../../sql/export'
 import { addMember, findFamily, insertFamily, type Family } from '../../sql/families'
 import { RowStage, writeStaged, type Link, type StagedTable } from '../../sql/import'
-import { recordKinds, type RecordKey, type RecordKind } from '../../kinds'
+import { recordKinds, type RecordKey, type RegisteredKind } from '../../kinds'
 import { DOCUMENT_LIMITS, readFamilyDocument, type DocumentSink, type FamilyDocument } from './document'
 import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest, type Manifested } from './manifest'
 import { Staging, type Unpacked } from './staging'
@@ -45,13 +45,18 @@ function entryOf (url: string): string {
 
 const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
 
-/** The links of a child's rows to other rows of the same child, as the archive gives them. */
 const VISIT: Link = { column: 'visit_id', kind: 'visits' }
+
+/**
+ * The links of a child's rows to other rows of the same child, as the archive
+ * gives them: a record's visit, a record's parent (a reading's illness), and
+ * an attachment's visit, measurement or illness.
+ */
 const LINKS: Array<{ kind: string, field: string, link: Link }> = [
-  { kind: 'measurements', field: 'visitId', link: VISIT },
-  { kind: 'medicalEvents', field: 'visitId', link: VISIT },
-  { kind: 'illnesses', field: 'visitId', link: VISIT },
-  { kind: 'temperatures', field: 'illnessId', link: { column: 'illness_id', kind: 'illnesses' } },
+  ...recordKinds.flatMap(({ key, spec }) => [
+    ...(spec.writable.includes('visitId') ? [{ kind: key, field: 'visitId', link: VISIT }] : []),
+    ...(spec.parent === undefined ? [] : [{ kind: key, field: spec.parent.param, link: { column: spec.parent.column, kind: spec.parent.kind.key } }])
+  ]),
   { kind: 'attachments', field: 'visitId', link: VISIT },
   { kind: 'attachments', field: 'measurementId', link: { column: 'measurement_id', kind: 'measurements' } },
   { kind: 'attachments', field: 'illnessId', link: { column: 'illness_id', kind: 'illnesses' } }
@@ -61,35 +66,38 @@ const CHILD_COLUMNS = ['name', 'date_of_birth', 'sex', 'gestational_age_weeks', 
 const ATTACHMENT_COLUMNS = ['file_name', 'stored_name', 'content_type', 'size_bytes']
 
 /** A record's columns as staged: its writable fields, and the link to its parent (a reading's illness). */
-function recordColumns (spec: RecordKind, row: Values): Values {
+function recordColumns (spec: RegisteredKind, row: Values): Values {
   const columns: Values = {}
   for (const field of spec.writable) columns[spec.columns[field]] = row[field] ?? null
-  if (spec.listedBy !== undefined) columns[spec.listedBy] = row.illnessId
+  if (spec.parent !== undefined) columns[spec.parent.column] = row[spec.parent.param]
   return columns
 }
 
-/** How each kind of record is written from the stage: visits first, since the others link to them; readings after their illnesses. */
+/** The kinds in the order they are written: each after the kinds its rows link to (visits first, readings after their illnesses). */
+function writeOrder (): RecordKey[] {
+  const order: RecordKey[] = []
+  const place = (key: RecordKey): void => {
+    if (order.includes(key)) return
+    for (const { link } of LINKS.filter(link => link.kind === key)) place(link.kind as RecordKey)
+    order.push(key)
+  }
+  for (const { key } of recordKinds) place(key)
+  return order
+}
+
+/** How each kind of record is written from the stage. */
 function recordTables (tx: Tx): StagedTable[] {
-  return (['visits', 'measurements', 'medicalEvents', 'illnesses', 'temperatures'] as RecordKey[]).map(key => {
-    const spec = specs.get(key) as RecordKind
+  return writeOrder().map(key => {
+    const spec = specs.get(key) as RegisteredKind
     const links = LINKS.filter(link => link.kind === key).map(({ link }) => link)
     const linked = new Set(links.map(link => link.column))
+    const derived = Object.entries(spec.archiveDerived ?? {}).map(([column, expression]) => [column, tx.unsafe(expression)])
     return {
       kind: key,
       table: spec.table,
       columns: spec.writable.map(field => spec.columns[field]).filter(column => !linked.has(column)),
       links,
-      // An illness is written with its highest reading, so that its readings, written next, leave it as it is: one change a row.
-      ...(key === 'illnesses'
-        ? {
-            derived: {
-              max_temperature_c: tx`(
-                select max((t.row->>'temperature_c')::numeric) from import_rows t
-                where t.kind = 'temperatures' and t.child = r.child and (t.row->>'illness_id')::integer = r.old_id
-              )`
-            }
-          }
-        : {})
+      ...(derived.length === 0 ? {} : { derived: Object.fromEntries(derived) })
     }
   })
 }
@@ -190,7 +198,7 @@ function stagingSink (reading: Reading): DocumentSink {
       })
     },
     async record (at, key, position, row) {
-      await stage.add({ kind: key, child: at, position, oldId: row.id as number, row: recordColumns(specs.get(key) as RecordKind, row) })
+      await stage.add({ kind: key, child: at, position, oldId: row.id as number, row: recordColumns(specs.get(key) as RegisteredKind, row) })
     },
     async attachment (at, position, row) {
       const file = await unpackAttachment(reading, entryOf(row.url))

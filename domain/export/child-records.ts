@@ -1,14 +1,14 @@
 import { openObject, writeBundle } from '../../lib/export/bundle'
 import type { Output } from '../../lib/export/output'
 import { apiRow } from '../../lib/export/rows'
-import { streamedBundle, type Attachment, type FhirChild, type Illness, type MedicalEvent, type Measurement, type Temperature, type Visit } from '../../lib/fhir'
+import { bundleOf, streamedBundle, type Attachment, type Bundle, type BundleOptions, type FhirChild } from '../../lib/fhir'
 import { childGrowth } from '../../lib/growth/child'
 import type { GrowthTables } from '../../lib/growth/tables'
 import type { Db, Tx } from '../../db/client'
 import { findChild } from '../../sql/children'
 import { attachmentBatches, attachmentTargets, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
 import { orderBy } from '../../sql/list'
-import { recordKinds, type RecordKey, type RecordKind } from '../../kinds'
+import { KINDS, recordKinds, type RecordKey, type RecordKind } from '../../kinds'
 
 /** What every export document starts with. */
 export interface ExportHead {
@@ -43,22 +43,24 @@ async function * attachments (tx: Tx, childId: number): AsyncIterable<object[]> 
   for await (const batch of attachmentBatches(tx, childId)) yield batch.map(apiRow)
 }
 
+/** A child's records in memory, by the kinds' keys; a kind left out has none. */
+export type ChildRecords = { child: FhirChild, attachments: Attachment[] } & Partial<Record<RecordKey, object[]>>
+
+/** A child's whole record as a FHIR R4 collection Bundle, from records in memory in the shapes of the routes. */
+export function childBundle (records: ChildRecords, options: BundleOptions): Bundle {
+  const kinds = KINDS.map(kind => ({ mapping: kind.fhir, rows: records[kind.key] ?? [] }))
+  return bundleOf(records.child, kinds, records.attachments, options)
+}
+
 /**
  * A child's FHIR bundle, written batch by batch as its records are read, in
  * the shapes and default orders of the child's routes.
  */
 export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, timestamp: string): Promise<void> {
-  const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
+  const kinds = KINDS.map(kind => ({ mapping: kind.fhir, rows: () => records(tx, kind, child.id) }))
   // The rows come in the API's shapes, which are the FHIR mapping's input types.
-  const batches = <T>(key: RecordKey) => () => records(tx, specs.get(key) as RecordKind, child.id) as AsyncIterable<T[]>
-  const bundle = streamedBundle(child, await attachmentTargets(tx, child.id), {
-    visits: batches<Visit>('visits'),
-    measurements: batches<Measurement>('measurements'),
-    illnesses: batches<Illness>('illnesses'),
-    temperatures: batches<Temperature>('temperatures'),
-    medicalEvents: batches<MedicalEvent>('medicalEvents'),
-    attachments: () => attachments(tx, child.id) as AsyncIterable<Attachment[]>
-  }, { timestamp })
+  const files = () => attachments(tx, child.id) as AsyncIterable<Attachment[]>
+  const bundle = streamedBundle(child, await attachmentTargets(tx, child.id), kinds, files, { timestamp })
   await writeBundle(out, bundle.head, bundle.entries)
 }
 

@@ -1,3 +1,4 @@
+import type { FhirMapping } from './bundle'
 import { ifPresent } from './fields'
 import { resourceId } from './ids'
 import type { Visit } from './records'
@@ -17,5 +18,14 @@ export function visitEncounter (visit: Visit, subject: Reference): Encounter {
     subject,
     ...ifPresent('participant', visit.provider === null ? null : [{ individual: { display: visit.provider } }]),
     period: { start: visit.date }
+  }
+}
+
+/** The visits first: the other records point to their Encounters. */
+export const visitMapping: FhirMapping<Visit> = {
+  order: 1,
+  resources (visits, bundle) {
+    for (const visit of visits) bundle.addVisit(visit.id)
+    return visits.map(visit => visitEncounter(visit, bundle.links.subject))
   }
 }

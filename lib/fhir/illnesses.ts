@@ -1,3 +1,4 @@
+import type { FhirMapping } from './bundle'
 import { annotations, ifPresent } from './fields'
 import { referenceTo, resourceId } from './ids'
 import type { Links } from './links'
@@ -44,4 +45,15 @@ export function illnessCondition (illness: Illness, links: Links, temperature: O
     ...ifPresent('evidence', evidence.length === 0 ? null : evidence),
     ...annotations(illness.notes, illness.medications === null ? null : `Medications: ${illness.medications}`)
   }
+}
+
+/** Each illness a Condition, with the temperature noted with it when it has no readings. */
+export const illnessMapping: FhirMapping<Illness> = {
+  order: 3,
+  resources: (illnesses, bundle) => illnesses.flatMap(illness => {
+    const temperature = illnessTemperature(illness, bundle.links)
+    const condition = illnessCondition(illness, bundle.links, temperature)
+    bundle.relate('illnesses', illness.id, [condition])
+    return temperature === null ? [condition] : [condition, temperature]
+  })
 }

@@ -1,3 +1,4 @@
+import type { FhirMapping } from './bundle'
 import { daysBetween } from './dates'
 import { referenceTo, resourceId } from './ids'
 import type { Links } from './links'
@@ -44,4 +45,13 @@ export function measurementObservations (measurement: Measurement, links: Links)
     ? null
     : observe('bmi', VitalSigns.bmi, bodyMassIndex(weight.valueQuantity.value, height.valueQuantity.value), [referenceTo(weight), referenceTo(height)])
   return [weight, height, head, bmi].filter((observation): observation is Observation => observation !== null)
+}
+
+export const measurementMapping: FhirMapping<Measurement> = {
+  order: 2,
+  resources: (measurements, bundle) => measurements.flatMap(measurement => {
+    const observations = measurementObservations(measurement, bundle.links)
+    bundle.relate('measurements', measurement.id, observations)
+    return observations
+  })
 }

@@ -1,3 +1,4 @@
+import type { FhirMapping } from './bundle'
 import { annotations, ifPresent } from './fields'
 import { resourceId } from './ids'
 import type { Links } from './links'
@@ -52,4 +53,9 @@ export function medicalEventResource (event: MedicalEvent, links: Links): Immuni
         ...note
       }
   }
+}
+
+export const medicalEventMapping: FhirMapping<MedicalEvent> = {
+  order: 5,
+  resources: (events, bundle) => events.map(event => medicalEventResource(event, bundle.links))
 }

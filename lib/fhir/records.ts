@@ -98,15 +98,3 @@ export interface Attachment {
   url: string
   createdAt: string
 }
-
-/** Everything one child's bundle is made from. */
-export interface ChildRecords {
-  child: FhirChild
-  measurements: Measurement[]
-  visits: Visit[]
-  medicalEvents: MedicalEvent[]
-  illnesses: Illness[]
-  /** The illnesses' temperature readings. */
-  temperatures?: Temperature[]
-  attachments: Attachment[]
-}

@@ -1,3 +1,4 @@
+import type { FhirMapping } from './bundle'
 import { fullUrl, resourceId } from './ids'
 import type { Links } from './links'
 import type { Temperature } from './records'
@@ -21,4 +22,10 @@ export function temperatureObservation (reading: Temperature, links: Links): Obs
     method: reading.method,
     focus: { reference: fullUrl(resourceId('illness', reading.illnessId)), type: 'Condition' }
   })
+}
+
+/** After the illnesses, whose Conditions the readings are about. */
+export const temperatureMapping: FhirMapping<Temperature> = {
+  order: 4,
+  resources: (readings, bundle) => readings.map(reading => temperatureObservation(reading, bundle.links))
 }

@@ -34,7 +34,9 @@ const changes: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const familyId = request.scope.familyId
-    const { since, limit = 500 } = request.query
+    const { since } = request.query
+    // The validator fills in the schema's default.
+    const limit = request.query.limit as number
     const clock = await familyClock(sql, familyId)
     if (clock === undefined) throw new errors.notFound('Family')
     let after: Position = START

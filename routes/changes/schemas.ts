@@ -1,12 +1,16 @@
 import { Type } from '@sinclair/typebox'
+import { KINDS } from '../../kinds'
 import { CHANGE_KINDS } from '../../kinds/changes'
 import { Id, ListOf, Nullable, Pagination, StrictObject, Timestamp, Version } from '../../lib/schemas'
+
+/** The schemas of the records that change. */
+const RECORD_NAMES = ['Family', 'Member', 'Child', ...KINDS.map(kind => kind.schema.$id as string), 'Attachment']
 
 const Op = Type.String({ enum: ['created', 'updated', 'deleted'] })
 
 export const Change = Type.Object({
   cursor: Type.String({ description: 'opaque; ask for the changes after it with since=' }),
-  kind: Type.String({ enum: [...CHANGE_KINDS], description: 'what changed; `temperature` is a temperature reading of an illness (its record a Temperature, childId the illness\'s child). A reading that changes its illness\'s highest temperature comes with an `illness` change `updated` of that illness' }),
+  kind: Type.String({ enum: [...CHANGE_KINDS], description: ['what changed', ...KINDS.flatMap(kind => kind.descriptions?.change ?? [])].join('; ') }),
   id: Id,
   childId: Nullable(Id),
   op: Op,
@@ -15,7 +19,7 @@ export const Change = Type.Object({
   userId: Nullable(Id),
   record: Nullable(Type.Object({}, {
     additionalProperties: true,
-    description: 'the record after the change, in the shape its GET answers (Family, Member, Child, Measurement, Visit, MedicalEvent, Illness, Attachment, Temperature); null when deleted. A family\'s role is the reader\'s'
+    description: `the record after the change, in the shape its GET answers (${RECORD_NAMES.join(', ')}); null when deleted. A family's role is the reader's`
   }))
 }, { $id: 'Change', title: 'Change' })
 

@@ -1,16 +1,19 @@
 import { Type } from '@sinclair/typebox'
 import type { Readable } from 'node:stream'
 import { CLOCK_ETAG, Id, Nullable, StrictObject, Timestamp } from '../../lib/schemas'
+import { KINDS } from '../../kinds'
+import { nounOf } from '../../kinds/kind'
+
+/** Each kind's list, in the registry's order. */
+const kindLists = Object.fromEntries(KINDS.map(kind => [kind.key, Type.Array(Type.Ref(kind.schema.$id as string), {
+  description: kind.descriptions?.exported ?? `every ${nounOf(kind)}, ${kind.defaultSort.startsWith('-') ? 'newest' : 'oldest'} first`
+})]))
 
 export const ChildExport = Type.Object({
   exportedAt: Timestamp,
   schemaVersion: Type.String({ description: 'the name of the last applied schema migration, e.g. 00000000-000000-base-schema.sql' }),
   child: Type.Ref('Child'),
-  measurements: Type.Array(Type.Ref('Measurement'), { description: 'every measurement, newest first' }),
-  visits: Type.Array(Type.Ref('Visit'), { description: 'every visit, newest first' }),
-  medicalEvents: Type.Array(Type.Ref('MedicalEvent'), { description: 'every medical event, newest first' }),
-  illnesses: Type.Array(Type.Ref('Illness'), { description: 'every illness, newest first' }),
-  temperatures: Type.Array(Type.Ref('Temperature'), { description: 'every temperature reading of the child\'s illnesses, oldest first (by takenAt); each names its illness by illnessId. Archives written before readings existed have no such list' }),
+  ...kindLists,
   attachments: Type.Array(Type.Ref('Attachment'), { description: 'every attachment, newest first' }),
   growth: Nullable(Type.Ref('Growth', { description: 'as GET /api/children/{childId}/growth answers it; null without the WHO reference tables' }))
 }, {
