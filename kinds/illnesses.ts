@@ -67,7 +67,7 @@ export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
   fields: IllnessFields,
   columns,
   present: storedPresenter(Illness, columns, withIllnessStatus),
-  writable: ['startDate', 'endDate', 'diagnosis', 'symptoms', 'medications', 'temperatureC', 'visitId', 'notes'],
+  writable: Object.keys(IllnessFields),
   dates: ['startDate', 'endDate'],
   sorts: { startDate: 'start_date', endDate: 'end_date', createdAt: 'created_at' },
   defaultSort: '-startDate',

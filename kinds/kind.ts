@@ -12,7 +12,7 @@ export interface RecordTableSpec {
   table: string
   /** Every column the API answers, `id`, `childId` and the timestamps included. */
   columns: Record<string, string>
-  /** The columns a client writes. */
+  /** The fields a client writes: the keys of the body's fields. */
   writable: string[]
   /**
    * The record it is listed under instead of its child, by the column that

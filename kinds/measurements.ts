@@ -58,7 +58,7 @@ export const measurementKind: RecordKind<'measurement', 'measurements', 'measure
   fields: MeasurementFields,
   columns,
   present: storedPresenter(Measurement, columns),
-  writable: ['measuredAt', 'heightCm', 'weightKg', 'headCircumferenceCm', 'visitId', 'notes'],
+  writable: Object.keys(MeasurementFields),
   dates: ['measuredAt'],
   sorts: { measuredAt: 'measured_at', createdAt: 'created_at' },
   defaultSort: '-measuredAt',

@@ -76,7 +76,7 @@ export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medi
   fields: MedicalEventFields,
   columns,
   present: storedPresenter(MedicalEvent, columns),
-  writable: ['date', 'type', 'name', 'description', 'visitId', 'doseNumber', 'lotNumber', 'site', 'nextDueDate'],
+  writable: Object.keys(MedicalEventFields),
   // nextDueDate is not among them: it may lie in the future.
   dates: ['date'],
   sorts: { date: 'date', type: 'type', createdAt: 'created_at' },

@@ -66,7 +66,7 @@ export const temperatureKind: RecordKind<'temperature', 'temperatures', 'tempera
   fields: TemperatureFields,
   columns,
   present: storedPresenter(Temperature, columns),
-  writable: ['takenAt', 'temperatureC', 'method', 'notes'],
+  writable: Object.keys(TemperatureFields),
   dates: [],
   timestamps: ['takenAt'],
   sorts: { takenAt: 'taken_at', createdAt: 'created_at' },

@@ -62,7 +62,7 @@ export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   fields: VisitFields,
   columns,
   present: storedPresenter(Visit, columns),
-  writable: ['date', 'type', 'provider', 'notes'],
+  writable: Object.keys(VisitFields),
   dates: ['date'],
   sorts: { date: 'date', type: 'type', createdAt: 'created_at' },
   defaultSort: '-date',

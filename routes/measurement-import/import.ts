@@ -116,7 +116,7 @@ export function measurementImport (spec: RecordSpec) {
         querystring: MeasurementImportQuery,
         body: Type.String({ description: 'the CSV file' }),
         response: {
-          200: MeasurementImportChecked,
+          200: MeasurementImportChecked(spec.schema, columns),
           201: MeasurementImported,
           ...errorResponses(400, 401, 403, 404, 413, 415)
         }

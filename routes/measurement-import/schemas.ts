@@ -1,14 +1,7 @@
-import { Type } from '@sinclair/typebox'
-import { IsoDate, Nullable } from '../../lib/schemas'
+import { Type, type TObject } from '@sinclair/typebox'
 
-/** A row of a CSV import as it would be created, for a dry run: absent values are null. */
-export const MeasurementImportRow = Type.Object({
-  measuredAt: IsoDate,
-  heightCm: Nullable(Type.Number()),
-  weightKg: Nullable(Type.Number()),
-  headCircumferenceCm: Nullable(Type.Number()),
-  notes: Nullable(Type.String())
-})
+/** A row of a CSV import as it would be created, for a dry run: the columns' fields as a measurement answers them, absent values null. */
+export const MeasurementImportRow = (schema: TObject, columns: string[]) => Type.Object(Object.fromEntries(columns.map(column => [column, schema.properties[column]])))
 
 export const MeasurementImported = Type.Object({
   dryRun: Type.Literal(false),
@@ -16,10 +9,10 @@ export const MeasurementImported = Type.Object({
   data: Type.Array(Type.Ref('Measurement'), { description: 'the measurements created, in the order of the file' })
 }, { description: 'Every row was created' })
 
-export const MeasurementImportChecked = Type.Object({
+export const MeasurementImportChecked = (schema: TObject, columns: string[]) => Type.Object({
   dryRun: Type.Literal(true),
   count: Type.Integer({ minimum: 1 }),
-  data: Type.Array(MeasurementImportRow, { description: 'the measurements that would be created, in the order of the file' })
+  data: Type.Array(MeasurementImportRow(schema, columns), { description: 'the measurements that would be created, in the order of the file' })
 }, { description: 'Every row passed the checks; nothing was written' })
 
 export const MeasurementImportQuery = Type.Object({
