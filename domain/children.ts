@@ -17,13 +17,22 @@ export const GestationalDays = Type.Integer({
   description: 'The days beyond the completed weeks of `gestationalAgeAtBirthWeeks` (0 to 6; 30 weeks and 4 days is 30 and 4). Only with the weeks: days without weeks are a 400. Null when unknown, which counts as 0.'
 })
 
+export const GROWTH_REFERENCES = ['who', 'cdc', 'auto'] as const
+export type GrowthReferenceChoice = typeof GROWTH_REFERENCES[number]
+
+export const GrowthReference = Type.String({
+  enum: [...GROWTH_REFERENCES],
+  description: 'The growth chart that scores the child\'s growth when a request names none: `who` (WHO 2006 and 2007, the default), `cdc` (CDC 2000), or `auto` (WHO 2006 under 24 months, CDC 2000 from 24 months, as CDC recommends for the United States)'
+})
+
 /** A child's fields as a client writes them. */
 export const childFields = {
   name: Name(200),
   dateOfBirth: IsoDate,
   sex: Sex,
   gestationalAgeAtBirthWeeks: Type.Optional(Nullable(GestationalWeeks)),
-  gestationalAgeAtBirthDays: Type.Optional(Nullable(GestationalDays))
+  gestationalAgeAtBirthDays: Type.Optional(Nullable(GestationalDays)),
+  growthReference: Type.Optional(GrowthReference)
 }
 
 export interface Gestation {

@@ -47,6 +47,7 @@ export function presentOther (kind: OtherKind, row: Row): Row {
         avatarUrl: row.avatar_name === null || row.avatar_name === undefined ? null : avatarUrl(row.avatar_name as string),
         gestationalAgeAtBirthWeeks: row.gestational_age_weeks ?? null,
         gestationalAgeAtBirthDays: row.gestational_age_days ?? null,
+        growthReference: row.growth_reference ?? 'who',
         version: row.version,
         createdAt: row.created_at,
         updatedAt: row.updated_at

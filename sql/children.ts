@@ -15,6 +15,7 @@ export interface ChildRow {
   avatarUrl: string | null
   gestationalAgeAtBirthWeeks: number | null
   gestationalAgeAtBirthDays: number | null
+  growthReference: string
   version: number
   createdAt: Date
   updatedAt: Date
@@ -26,6 +27,8 @@ export interface ChildFields {
   sex: string
   gestationalAgeAtBirthWeeks?: number | null
   gestationalAgeAtBirthDays?: number | null
+  /** `who` when left out. */
+  growthReference?: string
 }
 
 export const childSorts = { name: 'name', dateOfBirth: 'date_of_birth', createdAt: 'created_at' }
@@ -34,7 +37,7 @@ const columns = (db: Db): Fragment => db`
   id, family_id as "familyId", name, date_of_birth as "dateOfBirth", sex,
   case when avatar_name is null then null else ${avatarUrl('')}::text || avatar_name end as "avatarUrl",
   gestational_age_weeks as "gestationalAgeAtBirthWeeks", gestational_age_days as "gestationalAgeAtBirthDays",
-  version, created_at as "createdAt", updated_at as "updatedAt"
+  growth_reference as "growthReference", version, created_at as "createdAt", updated_at as "updatedAt"
 `
 
 /** The children of the caller's families, or of one of them. */
@@ -69,10 +72,10 @@ export async function findChild (db: Db, id: number): Promise<ChildRow | undefin
 
 export async function insertChild (db: Db, familyId: number, fields: ChildFields): Promise<ChildRow> {
   const [row] = await db<ChildRow[]>`
-    insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days)
+    insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days, growth_reference)
     values (
       ${familyId}, ${fields.name}, ${fields.dateOfBirth}, ${fields.sex},
-      ${fields.gestationalAgeAtBirthWeeks ?? null}, ${fields.gestationalAgeAtBirthDays ?? null}
+      ${fields.gestationalAgeAtBirthWeeks ?? null}, ${fields.gestationalAgeAtBirthDays ?? null}, ${fields.growthReference ?? 'who'}
     )
     returning ${columns(db)}
   `
@@ -86,6 +89,7 @@ export async function replaceChild (db: Db, id: number, fields: ChildFields, exp
     set name = ${fields.name}, date_of_birth = ${fields.dateOfBirth}, sex = ${fields.sex},
         gestational_age_weeks = ${fields.gestationalAgeAtBirthWeeks ?? null},
         gestational_age_days = ${fields.gestationalAgeAtBirthDays ?? null},
+        growth_reference = ${fields.growthReference ?? 'who'},
         updated_at = now()
     where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
     returning ${columns(db)}

@@ -15,9 +15,9 @@ t.test('children: create, read, list, replace, delete', async t => {
   const kim = created.json()
   t.equal(created.headers.location, `/api/children/${kim.id}`)
   t.same(Object.keys(kim).sort(), [
-    'avatarUrl', 'createdAt', 'dateOfBirth', 'familyId', 'gestationalAgeAtBirthDays', 'gestationalAgeAtBirthWeeks', 'id', 'name', 'sex', 'updatedAt', 'version'
+    'avatarUrl', 'createdAt', 'dateOfBirth', 'familyId', 'gestationalAgeAtBirthDays', 'gestationalAgeAtBirthWeeks', 'growthReference', 'id', 'name', 'sex', 'updatedAt', 'version'
   ])
-  t.match(kim, { familyId: family, name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female', avatarUrl: null })
+  t.match(kim, { familyId: family, name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female', avatarUrl: null, growthReference: 'who' })
   t.same((await call(app, owner, 'GET', `/api/children/${kim.id}`)).json(), kim)
 
   const second = (await call(app, owner, 'POST', '/api/families', { name: 'Second' })).json()
@@ -62,6 +62,33 @@ t.test('children: create, read, list, replace, delete', async t => {
   t.match(replaced.json(), { id: kim.id, familyId: family, name: 'Kimberly', dateOfBirth: '2022-04-01', sex: 'other' })
   t.equal((await call(app, owner, 'PUT', `/api/children/${kim.id}`, { name: 'Kim', dateOfBirth: '2022-04-01' })).statusCode, 400, 'PUT replaces every field')
   t.equal((await call(app, owner, 'PUT', `/api/children/${kim.id}`, { name: 'Kim', dateOfBirth: '2022-04-01', sex: 'other', familyId: second.id })).statusCode, 400, 'a child does not move family by PUT')
+})
+
+t.test('a child\'s growth chart: WHO unless chosen, kept by PATCH, back to WHO when a PUT leaves it out', async t => {
+  const app = await build(t, { env: OPEN })
+  const owner = await register(app)
+  const created = await call(app, owner, 'POST', '/api/children', { name: 'Sam', dateOfBirth: '2020-05-01', sex: 'male', growthReference: 'auto' })
+  t.equal(created.statusCode, 201)
+  const sam = created.json()
+  t.equal(sam.growthReference, 'auto', 'chosen on create')
+  const patched = await call(app, owner, 'PATCH', `/api/children/${sam.id}`, { name: 'Samuel' })
+  t.equal(patched.json().growthReference, 'auto', 'a PATCH without it keeps it')
+  t.equal((await call(app, owner, 'PATCH', `/api/children/${sam.id}`, { growthReference: 'cdc' })).json().growthReference, 'cdc')
+  t.equal((await call(app, owner, 'GET', `/api/children/${sam.id}`)).json().growthReference, 'cdc')
+  const replaced = await call(app, owner, 'PUT', `/api/children/${sam.id}`, { name: 'Sam', dateOfBirth: '2020-05-01', sex: 'male' })
+  t.equal(replaced.json().growthReference, 'who', 'a PUT without it sets the default')
+  for (const [method, path, body] of [
+    ['POST', '/api/children', { name: 'X', dateOfBirth: '2020-01-01', sex: 'male', growthReference: 'nchs' }],
+    ['PATCH', `/api/children/${sam.id}`, { growthReference: null }],
+    ['PUT', `/api/children/${sam.id}`, { name: 'Sam', dateOfBirth: '2020-05-01', sex: 'male', growthReference: 'CDC' }]
+  ] as Array<[string, string, object]>) {
+    const res = await call(app, owner, method, path, body)
+    t.equal(res.statusCode, 400, `${method} with ${JSON.stringify(body)}`)
+    t.equal(res.json().details.issues[0].path, '/body/growthReference')
+  }
+  t.equal((await call(app, owner, 'GET', `/api/children/${sam.id}`)).json().growthReference, 'who', 'nothing written by a refused write')
+  const changes = (await call(app, owner, 'GET', `/api/families/${sam.familyId}/changes`)).json().data
+  t.same(changes.filter((c: any) => c.kind === 'child').map((c: any) => c.record.growthReference), ['auto', 'auto', 'cdc', 'who'], 'the changes feed carries it')
 })
 
 t.test('deleting a child takes its records and files with it', async t => {

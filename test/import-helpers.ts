@@ -35,8 +35,8 @@ export function pdf (size = 3000): Buffer {
 export async function richFamily (app: App, owner: Pair): Promise<number> {
   const family = await created(app, owner, '/api/families', { name: 'Família Ødegård, "the first"' })
   for (const [name, birth] of [['Zoë', '2021-03-01'], ['Ari', '2023-07-15']]) {
-    // Zoë was born preterm: her growth is scored at her corrected age.
-    const preterm = name === 'Zoë' ? { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2 } : {}
+    // Zoë was born preterm: her growth is scored at her corrected age. Ari's is on CDC's chart from 24 months.
+    const preterm = name === 'Zoë' ? { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2 } : { growthReference: 'auto' }
     const child = await created(app, owner, '/api/children', { name, dateOfBirth: birth, sex: name === 'Zoë' ? 'female' : 'male', familyId: family.id, ...preterm })
     const base = `/api/children/${child.id}`
     const year = Number(birth.slice(0, 4))
@@ -168,7 +168,8 @@ export async function childView (app: App, pair: Pair, childId: number): Promise
     dateOfBirth: child.dateOfBirth,
     sex: child.sex,
     gestationalAgeAtBirthWeeks: child.gestationalAgeAtBirthWeeks,
-    gestationalAgeAtBirthDays: child.gestationalAgeAtBirthDays
+    gestationalAgeAtBirthDays: child.gestationalAgeAtBirthDays,
+    growthReference: child.growthReference
   }
   view.avatar = child.avatarUrl === null ? null : await fileSum(app, child.avatarUrl)
   for (const [kind, items] of Object.entries(lists)) {

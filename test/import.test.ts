@@ -44,7 +44,8 @@ t.test('a family exported from one instance reads back equal once imported into 
   t.ok(before.children.every((child: { growth: unknown }) => Array.isArray(child.growth) && child.growth.length > 0), 'the growth answers have points')
   t.same(after, before, 'every child, record, link, file byte and growth answer is the same')
   const zoe = after.children.find((child: { name: string }) => child.name === 'Zoë')
-  t.match(zoe, { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2 }, 'with the gestational age at birth')
+  t.match(zoe, { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2, growthReference: 'who' }, 'with the gestational age at birth')
+  t.match(after.children.find((child: { name: string }) => child.name === 'Ari'), { growthReference: 'auto' }, 'and the growth chart chosen')
   t.ok(zoe.growth.some((point: { scoredAt: string }) => point.scoredAt === 'corrected'), 'and growth at the corrected age')
   t.same(zoe.temperatures, [
     { illnessId: 1, takenAt: '2022-01-08T06:30:00.000Z', temperatureC: 39.6, method: 'rectal', notes: 'At night' },

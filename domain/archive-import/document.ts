@@ -82,7 +82,8 @@ function checkChild (value: unknown, where: string): ChildFields {
     dateOfBirth: item.dateOfBirth,
     sex: item.sex,
     gestationalAgeAtBirthWeeks: item.gestationalAgeAtBirthWeeks ?? null,
-    gestationalAgeAtBirthDays: item.gestationalAgeAtBirthDays ?? null
+    gestationalAgeAtBirthDays: item.gestationalAgeAtBirthDays ?? null,
+    ...(item.growthReference === undefined ? {} : { growthReference: item.growthReference })
   }
   checkValue(ChildBody, child, where)
   const gestation = gestationIssue(child as Parameters<typeof gestationIssue>[0])

@@ -62,7 +62,7 @@ const LINKS: Array<{ kind: string, field: string, link: Link }> = [
   { kind: 'attachments', field: 'illnessId', link: { column: 'illness_id', kind: 'illnesses' } }
 ]
 
-const CHILD_COLUMNS = ['name', 'date_of_birth', 'sex', 'gestational_age_weeks', 'gestational_age_days', 'avatar_name', 'avatar_size_bytes']
+const CHILD_COLUMNS = ['name', 'date_of_birth', 'sex', 'gestational_age_weeks', 'gestational_age_days', 'growth_reference', 'avatar_name', 'avatar_size_bytes']
 const ATTACHMENT_COLUMNS = ['file_name', 'stored_name', 'content_type', 'size_bytes']
 
 /** A record's columns as staged: its writable fields, and the link to its parent (a reading's illness). */
@@ -192,6 +192,8 @@ function stagingSink (reading: Reading): DocumentSink {
           sex: child.sex,
           gestational_age_weeks: child.gestationalAgeAtBirthWeeks ?? null,
           gestational_age_days: child.gestationalAgeAtBirthDays ?? null,
+          // Archives written before the growth chart was chosen are scored on WHO's.
+          growth_reference: child.growthReference ?? 'who',
           avatar_name: avatar?.stored ?? null,
           avatar_size_bytes: avatar?.size ?? null
         }

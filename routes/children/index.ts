@@ -102,8 +102,8 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'replaceChild',
       tags,
-      summary: 'Replace a child\'s name, date of birth, sex and gestational age at birth',
-      description: `The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} An omitted gestational age becomes null.`,
+      summary: 'Replace a child\'s name, date of birth, sex, gestational age at birth and growth chart',
+      description: `The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} An omitted gestational age becomes null, an omitted growthReference \`who\`.`,
       security,
       params: ChildParams,
       headers: ConditionalWrite,
@@ -127,7 +127,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'updateChild',
       tags,
-      summary: 'Change some of a child\'s name, date of birth, sex and gestational age at birth',
+      summary: 'Change some of a child\'s name, date of birth, sex, gestational age at birth and growth chart',
       description: `${PATCH_RULE} The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} The rule holds for the child as the change leaves it: days cannot stay once the weeks are cleared.`,
       security,
       params: ChildParams,
@@ -150,6 +150,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
         sex: current.sex,
         gestationalAgeAtBirthWeeks: current.gestationalAgeAtBirthWeeks,
         gestationalAgeAtBirthDays: current.gestationalAgeAtBirthDays,
+        growthReference: current.growthReference,
         ...changes
       }
       checkGestation(merged)

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Id, IsoDate, ListOf, Nullable, Pagination, StrictObject, Timestamp, Version, patchFields } from '../../lib/schemas'
-import { childFields, GestationalDays, GestationalWeeks, Sex } from '../../domain/children'
+import { childFields, GestationalDays, GestationalWeeks, GrowthReference, Sex } from '../../domain/children'
 
 export const Child = Type.Object({
   id: Id,
@@ -11,6 +11,7 @@ export const Child = Type.Object({
   avatarUrl: Nullable(Type.String({ description: 'root-relative, /avatars/<name>' })),
   gestationalAgeAtBirthWeeks: Nullable(GestationalWeeks),
   gestationalAgeAtBirthDays: Nullable(GestationalDays),
+  growthReference: GrowthReference,
   version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
