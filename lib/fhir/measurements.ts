@@ -1,5 +1,6 @@
 import type { FhirMapping } from './bundle'
 import { daysBetween } from './dates'
+import { percentileObservations } from './growth'
 import { referenceTo, resourceId } from './ids'
 import type { Links } from './links'
 import type { Measurement } from './records'
@@ -47,11 +48,12 @@ export function measurementObservations (measurement: Measurement, links: Links)
   return [weight, height, head, bmi].filter((observation): observation is Observation => observation !== null)
 }
 
+/** Each measurement's values, then its growth percentiles when it comes with its scores. */
 export const measurementMapping: FhirMapping<Measurement> = {
   order: 2,
   resources: (measurements, bundle) => measurements.flatMap(measurement => {
     const observations = measurementObservations(measurement, bundle.links)
     bundle.relate('measurements', measurement.id, observations)
-    return observations
+    return [...observations, ...percentileObservations(measurement, measurement.growth ?? null, bundle.links)]
   })
 }

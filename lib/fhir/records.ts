@@ -1,3 +1,5 @@
+import type { GrowthScores } from './growth'
+
 /**
  * A child's records as the API answers them: dates `YYYY-MM-DD`, timestamps
  * RFC 3339 in UTC, decimals as numbers, empty fields null.
@@ -17,6 +19,8 @@ export interface FhirChild {
 }
 
 export interface Measurement {
+  /** The growth scores of the measurement, when the bundle has them. */
+  growth?: GrowthScores | null
   id: number
   childId: number
   measuredAt: string
