@@ -116,7 +116,8 @@ t.test('velocity', async t => {
     point(3, 28, { weightKg: 5.9, heightCm: 60.4, headCircumferenceCm: 40.1 }),
     point(4, 41, { weightKg: 6.2, heightCm: 61.0, headCircumferenceCm: 40.5 }),
     point(5, 55, { weightKg: 6.1, heightCm: 61.5, headCircumferenceCm: 41.2 }),
-    point(6, 90, { heightCm: 63.0 })
+    point(6, 90, { heightCm: 63.0 }),
+    point(7, 130, { weightKg: 7.0, heightCm: 65.0 })
   ]
   const velocities = growthTrends(given).points.map(p => p.velocity)
   t.equal(velocities[0], null, 'no earlier measurement')
@@ -144,6 +145,12 @@ t.test('velocity', async t => {
     heightCmPerMonth: 1.3, // 1.5 × 30.4375 / 35 = 1.3045
     headCircumferenceCmPerMonth: null,
     sinceDays: 35
+  })
+  t.same(velocities[6], {
+    weightKgPerMonth: null, // not measured the time before
+    heightCmPerMonth: 1.52, // 2 × 30.4375 / 40 = 1.5219
+    headCircumferenceCmPerMonth: null,
+    sinceDays: 40
   })
 
   // 2 × 30.4375 / 487 days is exactly 0.125.
