@@ -5,7 +5,7 @@ import { growthPoint, type GrowthPoint } from '../lib/growth/point'
 import type { Score } from '../lib/growth/scores'
 import type { TableName } from '../lib/growth/sources'
 import { parseTables, rowAt, type GrowthTables, type Sex } from '../lib/growth/tables'
-import { growthTrends, linesCrossed, type GrowthAlert } from '../lib/growth/trends'
+import { GrowthTrendStream, growthTrends, linesCrossed, type GrowthAlert, type GrowthTrends } from '../lib/growth/trends'
 import { growthDir } from './helper'
 
 // The WHO tables are read at run time from the run's table folder; no value of theirs is written here.
@@ -249,4 +249,27 @@ t.test('the shape of a point, and bad input', async t => {
   t.same(first.weightForAge, { ...score(50), crossedLines: null })
   t.throws(() => growthTrends([point(1, 0), { ...point(2, 20), measuredAt: '2024-1-5' }]), RangeError, 'a date not written YYYY-MM-DD')
   t.throws(() => growthTrends([{ ...point(2, 20), measuredAt: 'soon' }]), /measurement 2/)
+})
+
+t.test('given batch by batch, the trends are those of all the points at once', async t => {
+  // Irregular gaps, a long one (a year) and measurements on the same day; percentiles that wander across lines.
+  const gaps = [0, 3, 11, 14, 20, 0, 40, 365, 2, 16, 30, 31, 90, 100, 7, 7, 7, 183, 182, 1]
+  let day = 0
+  const points = gaps.map((gap, index) => {
+    day += gap
+    const percentile = [80, 60, 40, 12, 9, 30, 55, 91, 96, 70][index % 10]
+    return point(index + 1, day, { weightKg: 5 + index / 3, heightCm: index % 3 === 0 ? null : 60 + index, weightForAge: score(percentile, index === 7) })
+  })
+  const whole = growthTrends(points)
+  t.ok(whole.alerts.length > 0, 'the points raise alerts')
+  for (const size of [1, 2, 3, 5, 8, 20]) {
+    const stream = new GrowthTrendStream()
+    const streamed: GrowthTrends = { points: [], alerts: [] }
+    for (let at = 0; at < points.length; at += size) {
+      const part = stream.add(points.slice(at, at + size))
+      streamed.points.push(...part.points)
+      streamed.alerts.push(...part.alerts)
+    }
+    t.same(streamed, whole, `in batches of ${size}`)
+  }
 })

@@ -150,3 +150,26 @@ export function growthTrends (given: readonly GrowthPoint[]): GrowthTrends {
   })
   return { points, alerts: points.flatMap(alertsOf) }
 }
+
+/**
+ * The same trends over a child's points given batch by batch, oldest first:
+ * each batch is answered as `growthTrends` would answer it within all the
+ * points, holding only the points a later one may be compared with (those of
+ * the last six months, and the latest one before them).
+ */
+export class GrowthTrendStream {
+  private held: GrowthPoint[] = []
+
+  add (batch: readonly GrowthPoint[]): GrowthTrends {
+    if (batch.length === 0) return { points: [], alerts: [] }
+    const all = [...this.held, ...batch]
+    const trends = growthTrends(all)
+    const fresh = new Set(batch.map(point => point.measurementId))
+    const points = trends.points.filter(point => fresh.has(point.measurementId))
+    const last = dayOf(trends.points[trends.points.length - 1])
+    const sorted = [...all].sort((a, b) => dayOf(a) - dayOf(b) || a.measurementId - b.measurementId)
+    const recent = sorted.findIndex(point => last - dayOf(point) <= CROSSING_MAX_DAYS)
+    this.held = sorted.slice(Math.max(0, recent - 1))
+    return { points, alerts: trends.alerts.filter(alert => fresh.has(alert.measurementId)) }
+  }
+}
