@@ -3,15 +3,16 @@ import { createHash } from 'node:crypto'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { CDC_DIR, CDC_FILES, CDC_TABLE_NAMES, loadCdcTables, parseCdcTable, readCdcTables, type CdcTableName, type CdcTables } from '../lib/growth/cdc'
+import { CDC_DIR, CDC_FILES, CDC_TABLE_NAMES, cdcLms, loadCdcTables, parseCdcTable, readCdcTables, type CdcTableName, type CdcTables } from '../lib/growth/cdc'
 import { CDC_CHARTS, cdcAgeScore, cdcChartScore, cdcWeightForLengthScore } from '../lib/growth/cdc-scores'
 import { chartsFor, growthSource, scoresAt, scoresWithCdc, type GrowthReference } from '../lib/growth/charts'
 import { childGrowth } from '../lib/growth/child'
+import { INDICATORS, referenceCurve, type Indicator } from '../lib/growth/curves'
 import { readTableFiles } from '../lib/growth/data'
-import { growthPoint, type GrowthChild, type GrowthMeasurement } from '../lib/growth/point'
+import { growthPoint, type GrowthChild, type GrowthMeasurement, type GrowthPoint } from '../lib/growth/point'
 import { ageScore, type AgeIndicator } from '../lib/growth/scores'
 import { parseTables, type GrowthTables } from '../lib/growth/tables'
-import { csvRows, dayAfter, lmsAt, MONTH, round, scoreByHand, SHIPPED, valueAtModifiedZ, type Sex } from './cdc-by-hand'
+import { csvRows, dayAfter, lmsAt, MONTH, round, scoreByHand, SHIPPED, valueAt, valueAtModifiedZ, type CsvRow, type Sex } from './cdc-by-hand'
 import { growthDir } from './helper'
 
 /** CDC's cut-offs for biologically implausible values, on the modified z-score. */
@@ -115,9 +116,11 @@ t.test('children measured between rows: L, M and S interpolated, scored by CDC\'
     { sex: 'female', days: 7200, weightKg: 58, heightCm: 163, headCircumferenceCm: null },
     { sex: 'male', days: 300, weightKg: 14.2, heightCm: 69.1, headCircumferenceCm: 50.7 }
   ]
+  const points: GrowthPoint[] = []
   for (const { sex, days, weightKg, heightCm, headCircumferenceCm } of children) {
     const child = { sex, dateOfBirth: '2004-02-29' }
     const point = growthPoint(null, child, at(child, days, { weightKg, heightCm, headCircumferenceCm }), { reference: 'cdc', cdc })
+    points.push(point)
     const months = days / MONTH
     const infant = days < 730.5
     const bmi = weightKg / (heightCm / 100) ** 2
@@ -134,9 +137,8 @@ t.test('children measured between rows: L, M and S interpolated, scored by CDC\'
     t.same(point.bmiForAge, infant ? null : expected('bmiagerev.csv', months, bmi, 'bmiForAge'), `${label}: BMI-for-age`)
     t.same(point.weightForHeight, infant ? expected('wtleninf.csv', heightCm, weightKg, 'weightForHeight') : null, `${label}: weight-for-length`)
   }
-  const heavy = growthPoint(null, { sex: 'male', dateOfBirth: '2024-01-01' }, measurement({ measuredAt: '2024-10-27', weightKg: 14.2, heightCm: 69.1, headCircumferenceCm: 50.7 }), { reference: 'cdc', cdc })
-  t.equal(heavy.weightForAge?.flagged, false, 'a heavy baby is not implausible')
-  t.ok(heavy.weightForHeight !== null && heavy.weightForHeight.z > 3, 'CDC\'s z goes on beyond 3, unrestricted')
+  const heavy = points.at(-1)!
+  t.ok(heavy.weightForHeight !== null && heavy.weightForHeight.z > 3, `the last one's z is beyond 3 (${heavy.weightForHeight?.z}), where CDC's is not restricted as WHO's is`)
 })
 
 t.test('auto: WHO 2006 under 24 months of the scored age, CDC 2000 from exactly 730.5 days', async t => {
@@ -222,6 +224,11 @@ t.test('outside a chart: null, no extrapolation', async t => {
   t.equal(wfl(300, 44.99), null)
   t.equal(wfl(300, 103.51), null)
   t.equal(wfl(730.5, 80), null, 'not from 24 months')
+  const wtleninf = cdc.weightForLengthInfant
+  t.equal(cdcLms(wtleninf, 'female', 44.99), null, 'no L, M and S below the first row')
+  t.equal(cdcLms(wtleninf, 'female', 103.51), null, 'nor above the last')
+  const first = csvRows('wtleninf.csv').find(row => row.sex === 'female')!
+  t.same(cdcLms(wtleninf, 'female', 45), { l: first.l, m: first.m, s: first.s }, 'the first row\'s own at its key')
   const other = growthPoint(null, { sex: 'other', dateOfBirth: '2020-01-01' }, measurement({ measuredAt: '2023-01-01', weightKg: 14 }), { reference: 'cdc', cdc })
   t.equal(other.weightForAge, null, 'sex other: no score')
 })
@@ -250,4 +257,61 @@ t.test('who stays the default and today\'s; the tables a reference needs are che
   t.throws(() => childGrowth(who, { id: 1, ...child }, [], { reference: 'auto' }), /growth reference auto needs CDC's growth charts/)
   t.throws(() => growthPoint(who, child, at(child, 10, {}), { reference: 'cdc' }), /growth reference cdc needs CDC's growth charts/)
   t.throws(() => growthPoint(who, child, at(child, 10, {}), { reference: 'nhs' as GrowthReference, cdc }), /unknown growth reference "nhs"/)
+})
+
+/** Φ⁻¹ at the 3rd, 15th, 50th, 85th and 97th percentiles. */
+const PERCENTILE_Z: Record<string, number> = { 3: -1.880793608151251, 15: -1.0364333894937898, 50: 0, 85: 1.0364333894937898, 97: 1.880793608151251 }
+
+/** A curve point made by hand from a row of a file: x is the row's month × 30.4375 rounded (or its length). */
+function pointOf (row: CsvRow, reference: string, byLength = false) {
+  const { l, m, s } = row
+  return {
+    x: byLength ? row.key : Math.floor(row.key * MONTH + 0.5),
+    reference,
+    l,
+    m,
+    s,
+    sd: Object.fromEntries([-3, -2, -1, 0, 1, 2, 3].map(k => [String(k), round(valueAt(row, k), 4)])),
+    percentile: Object.fromEntries(Object.entries(PERCENTILE_Z).map(([p, z]) => [p, round(valueAt(row, z), 4)]))
+  }
+}
+
+const rowsOf = (file: string, sex: Sex, keep: (key: number) => boolean = () => true) => csvRows(file).filter(row => row.sex === sex && keep(row.key))
+
+t.test('CDC\'s curves: a point at each of its rows, the infant charts under 24 months and the 2–20 ones from then', async t => {
+  const curve = (indicator: Indicator, sex: Sex, reference: GrowthReference, range = {}) => referenceCurve(reference === 'cdc' ? null : who, indicator, sex, range, { reference, cdc })
+  t.same(curve('weight-for-age', 'male', 'cdc').points, [
+    ...rowsOf('wtageinf.csv', 'male', key => key < 24).map(row => pointOf(row, 'cdc-2000-infant')),
+    ...rowsOf('wtage.csv', 'male').map(row => pointOf(row, 'cdc-2000'))
+  ], 'weight-for-age: wtageinf to 23.5 months, then wtage from 24')
+  t.same(curve('height-for-age', 'female', 'cdc').points, [
+    ...rowsOf('lenageinf.csv', 'female', key => key < 24).map(row => pointOf(row, 'cdc-2000-infant')),
+    ...rowsOf('statage.csv', 'female').map(row => pointOf(row, 'cdc-2000'))
+  ], 'length, then stature')
+  t.same(curve('head-circumference-for-age', 'female', 'cdc').points, rowsOf('hcageinf.csv', 'female').map(row => pointOf(row, 'cdc-2000-infant')), 'head circumference to 36 months')
+  t.same(curve('bmi-for-age', 'male', 'cdc').points, rowsOf('bmiagerev.csv', 'male').map(row => pointOf(row, 'cdc-2000')), 'BMI from 24 months')
+  const wfl = curve('weight-for-length', 'male', 'cdc')
+  t.same([wfl.x, wfl.unit, wfl.points], ['heightCm', 'kg', rowsOf('wtleninf.csv', 'male').map(row => pointOf(row, 'cdc-2000-infant', true))], 'weight-for-length, 45 to 103.5 cm')
+  t.same(curve('weight-for-height', 'male', 'cdc').points, [], 'no weight-for-height')
+
+  const whoWeight = referenceCurve(who, 'weight-for-age', 'female').points
+  t.same(curve('weight-for-age', 'female', 'auto').points, [
+    ...whoWeight.filter(point => point.x <= 730),
+    ...rowsOf('wtage.csv', 'female').map(row => pointOf(row, 'cdc-2000'))
+  ], 'auto: WHO 2006 by day to 730 days, then CDC from 24 months')
+  t.same(curve('head-circumference-for-age', 'male', 'auto').points, [
+    ...referenceCurve(who, 'head-circumference-for-age', 'male').points.filter(point => point.x <= 730),
+    ...rowsOf('hcageinf.csv', 'male', key => key >= 24).map(row => pointOf(row, 'cdc-2000-infant'))
+  ], 'auto: head circumference on CDC\'s infant chart from 24 to 36 months')
+  t.same(curve('weight-for-length', 'female', 'auto').points, referenceCurve(who, 'weight-for-length', 'female').points, 'auto: WHO\'s weight-for-length, scored under 24 months')
+  t.same(curve('weight-for-height', 'female', 'auto').points, [])
+
+  t.same(curve('weight-for-age', 'male', 'cdc', { from: 700, to: 800 }).points.map(point => [point.x, point.reference]),
+    [[715, 'cdc-2000-infant'], [731, 'cdc-2000'], [746, 'cdc-2000'], [776, 'cdc-2000']], 'from and to in days')
+  t.same(curve('bmi-for-age', 'male', 'cdc', { to: 900, step: 60 }).points.map(point => point.x), [731, 807, 867], 'step thins the points of a chart')
+
+  for (const indicator of INDICATORS) {
+    t.same(referenceCurve(who, indicator, 'female', {}, { reference: 'who', cdc }), referenceCurve(who, indicator, 'female'), `who: ${indicator} as today`)
+  }
+  t.throws(() => referenceCurve(null, 'weight-for-age', 'male'), /needs WHO's growth tables/)
 })
