@@ -9,6 +9,9 @@ import { freePort } from '../db/embedded'
 
 const ROOT = path.join(__dirname, '..')
 const run = promisify(execFile)
+/** CDC's growth charts as the project ships them: the files SHA256SUMS lists, and itself. */
+const CDC_FILES = ['SHA256SUMS', ...readFileSync(path.join(ROOT, 'growth', 'cdc', 'SHA256SUMS'), 'utf8').trim().split('\n').map(line => line.split(/\s+/)[1])]
+  .map(file => `growth/cdc/${file}`)
 
 async function health (port: number): Promise<{ status: number, body: any } | null> {
   try {
@@ -23,7 +26,7 @@ t.setTimeout(300000)
 
 t.test('the built dist/ runs with production dependencies only and answers health', async t => {
   await run('npm', ['run', 'build'], { cwd: ROOT })
-  for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'package.json']) {
+  for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'package.json', ...CDC_FILES]) {
     t.ok(existsSync(path.join(ROOT, 'dist', file)), `npm run build made dist/${file}`)
   }
 
@@ -34,6 +37,8 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   for (const file of ['package.json', 'package-lock.json']) cpSync(path.join(ROOT, file), path.join(install, file))
   await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: install })
   for (const dev of ['typescript', 'tsx', 'tap']) t.notOk(existsSync(path.join(install, 'node_modules', dev)), `${dev} is not installed`)
+  const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/lib/growth/cdc").loadCdcTables()).length)'], { cwd: install })
+  t.equal(tables.trim(), '7', 'the built code finds and checks CDC\'s seven files beside it')
 
   const db = await testDatabase(t, { empty: true })
   const files = mkdtempSync(path.join(os.tmpdir(), 'child-health-files-'))

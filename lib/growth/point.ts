@@ -1,5 +1,6 @@
+import { chartsFor, scoresAt, type ChartOptions, type IndicatorScores } from './charts'
 import { roundTo } from './lms'
-import { ageScore, weightForHeightScore, DAYS_PER_MONTH, type Score } from './scores'
+import { DAYS_PER_MONTH, type Score } from './scores'
 import type { GrowthTables } from './tables'
 
 export interface GrowthChild {
@@ -57,9 +58,7 @@ export function daysBetween (from: string, to: string): number {
   return utcDay(to) - utcDay(from)
 }
 
-type Scores = Pick<GrowthPoint, 'weightForAge' | 'heightForAge' | 'headCircumferenceForAge' | 'bmiForAge' | 'weightForHeight'>
-
-const NO_SCORES: Scores = { weightForAge: null, heightForAge: null, headCircumferenceForAge: null, bmiForAge: null, weightForHeight: null }
+const NO_SCORES: IndicatorScores = { weightForAge: null, heightForAge: null, headCircumferenceForAge: null, bmiForAge: null, weightForHeight: null }
 
 /**
  * The days a preterm child's age is corrected by: how much earlier than 40
@@ -83,28 +82,24 @@ export function correctedAge (child: GrowthChild, ageDays: number): number | nul
 }
 
 /**
- * A measurement's age, BMI and z-scores against the WHO references, at the
- * corrected age of a preterm child under 24 months and at the chronological
- * age otherwise. Before the term date nothing is scored: the references start
- * at birth at term.
+ * A measurement's age, BMI and z-scores, at the corrected age of a preterm
+ * child under 24 months and at the chronological age otherwise. Before the
+ * term date nothing is scored: the references start at birth at term.
+ * The scores are WHO's unless `options.reference` asks for CDC's charts
+ * (`cdc`) or for WHO's under 24 months of the scored age and CDC's from then
+ * (`auto`); WHO's tables may be null when only CDC's are used.
  */
-export function growthPoint (tables: GrowthTables, child: GrowthChild, measurement: GrowthMeasurement): GrowthPoint {
+export function growthPoint (tables: GrowthTables | null, child: GrowthChild, measurement: GrowthMeasurement, options: ChartOptions = {}): GrowthPoint {
+  const charts = chartsFor(tables, options)
   const { heightCm, weightKg, headCircumferenceCm } = measurement
   const ageDays = daysBetween(child.dateOfBirth, measurement.measuredAt)
   const correctedAgeDays = correctedAge(child, ageDays)
   const scoredAge = correctedAgeDays ?? ageDays
   const bmi = heightCm !== null && weightKg !== null && heightCm > 0 ? weightKg / (heightCm / 100) ** 2 : null
   const sex = child.sex === 'male' || child.sex === 'female' ? child.sex : null
-  const scores: Scores = sex === null || scoredAge < 0
+  const scores = sex === null || scoredAge < 0
     ? NO_SCORES
-    : {
-        weightForAge: ageScore(tables, 'weightForAge', sex, scoredAge, weightKg),
-        heightForAge: ageScore(tables, 'heightForAge', sex, scoredAge, heightCm),
-        headCircumferenceForAge: ageScore(tables, 'headCircumferenceForAge', sex, scoredAge, headCircumferenceCm),
-        // The unrounded BMI, as WHO's software scores it.
-        bmiForAge: ageScore(tables, 'bmiForAge', sex, scoredAge, bmi),
-        weightForHeight: weightForHeightScore(tables, sex, scoredAge, heightCm, weightKg)
-      }
+    : scoresAt(charts, sex, scoredAge, { heightCm, weightKg, headCircumferenceCm, bmi })
   return {
     measurementId: measurement.id,
     measuredAt: measurement.measuredAt,

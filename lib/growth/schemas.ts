@@ -2,12 +2,13 @@
 // growth route's, and the child's export, which holds it.
 import { Type } from '@sinclair/typebox'
 import { Id, IsoDate, Nullable } from '../schemas'
+import { REFERENCES } from './scores'
 
 export const GrowthScore = Type.Object({
   z: Type.Number(),
   percentile: Type.Number(),
-  reference: Type.String({ enum: ['who-2006', 'who-2007'] }),
-  flagged: Type.Boolean({ description: 'WHO\'s implausible values' })
+  reference: Type.String({ enum: [...REFERENCES], description: 'The table the score comes from' }),
+  flagged: Type.Boolean({ description: 'An implausible value, by the rule of the score\'s reference: WHO\'s, or CDC\'s for biologically implausible values' })
 }, { $id: 'GrowthScore', title: 'GrowthScore' })
 
 const score = Nullable(Type.Ref('GrowthScore'))

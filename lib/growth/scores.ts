@@ -8,7 +8,10 @@ export const WHO_2007_FROM_MONTH = 60
 /** From this age in days, length-based references give way to height-based ones. */
 export const HEIGHT_FROM_DAY = 731
 
-export type Reference = 'who-2006' | 'who-2007'
+/** The tables a score can come from: WHO's two, and CDC's infant and 2–20 year charts. */
+export const REFERENCES = ['who-2006', 'who-2007', 'cdc-2000-infant', 'cdc-2000'] as const
+
+export type Reference = typeof REFERENCES[number]
 
 export interface Score {
   z: number
@@ -64,11 +67,18 @@ const WEIGHT_FOR_HEIGHT: Rule = { restricted: true, flagged: z => Math.abs(z) > 
 export const WEIGHT_FOR_LENGTH_CM = [45, 110] as const
 export const WEIGHT_FOR_HEIGHT_CM = [65, 120] as const
 
-function score (value: number, lms: Lms, rule: Rule, reference: Reference): Score | null {
-  const raw = rule.restricted ? restrictedZ(value, lms) : lmsZ(value, lms)
+/**
+ * A score from its unrounded z: z to 2 decimals, the percentile 100·Φ(z) of
+ * the unrounded z to 1 decimal. `flagged` is given the rounded z.
+ */
+export function scoreFrom (raw: number, reference: Reference, flagged: (z: number) => boolean): Score | null {
   if (!Number.isFinite(raw)) return null
   const z = roundTo(raw, 2)
-  return { z, percentile: roundTo(100 * normalCdf(raw), 1), reference, flagged: rule.flagged(z) }
+  return { z, percentile: roundTo(100 * normalCdf(raw), 1), reference, flagged: flagged(z) }
+}
+
+function score (value: number, lms: Lms, rule: Rule, reference: Reference): Score | null {
+  return scoreFrom(rule.restricted ? restrictedZ(value, lms) : lmsZ(value, lms), reference, rule.flagged)
 }
 
 /** L, M and S interpolated linearly between the two whole keys around a key. */
@@ -87,7 +97,8 @@ export function interpolated (table: LmsTable, sex: Sex, key: number): Lms | nul
   }
 }
 
-function usable (value: number | null): value is number {
+/** A measured value that can be scored: a number above 0. */
+export function usable (value: number | null): value is number {
   return value !== null && Number.isFinite(value) && value > 0
 }
 
