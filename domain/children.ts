@@ -1,6 +1,7 @@
 // A child's fields as a client writes them, and the rule between them that a
 // schema cannot state.
 import { Type } from '@sinclair/typebox'
+import { GROWTH_REFERENCES } from '../lib/growth/charts'
 import { IsoDate, Name, Nullable } from '../lib/schemas'
 
 export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
@@ -16,9 +17,6 @@ export const GestationalDays = Type.Integer({
   maximum: 6,
   description: 'The days beyond the completed weeks of `gestationalAgeAtBirthWeeks` (0 to 6; 30 weeks and 4 days is 30 and 4). Only with the weeks: days without weeks are a 400. Null when unknown, which counts as 0.'
 })
-
-export const GROWTH_REFERENCES = ['who', 'cdc', 'auto'] as const
-export type GrowthReferenceChoice = typeof GROWTH_REFERENCES[number]
 
 export const GrowthReference = Type.String({
   enum: [...GROWTH_REFERENCES],

@@ -1,6 +1,8 @@
 import fp from 'fastify-plugin'
 import { LOCKS, whileLocked } from '../db/locks'
 import { errors } from '../lib/errors'
+import { loadCdcTables, type CdcTables } from '../lib/growth/cdc'
+import type { ChartOptions, GrowthReference } from '../lib/growth/charts'
 import { downloadTables, readTableFiles, type TableFiles } from '../lib/growth/data'
 import { TABLE_NAMES, TABLE_SOURCES, type TableName } from '../lib/growth/sources'
 import { parseTables, type GrowthTables } from '../lib/growth/tables'
@@ -13,6 +15,13 @@ export interface Growth {
   loading: Promise<void>
   /** The tables, or the 503 GROWTH_DATA_MISSING error. */
   requireTables: () => GrowthTables
+  /** CDC's 2000 charts, shipped with the service and checked at start. */
+  cdc: CdcTables
+  /**
+   * The tables a reference scores with: CDC's alone for `cdc`; WHO's too for
+   * `who` and `auto`, or the 503 GROWTH_DATA_MISSING error while they are missing.
+   */
+  charts: (reference: GrowthReference) => { tables: GrowthTables | null, options: ChartOptions }
   /** While tables are missing, looks again in GROWTH_DATA_DIR (at most every few seconds, in the background). */
   recheck: () => void
 }
@@ -41,9 +50,17 @@ export default fp(async function growth (fastify) {
   const log = fastify.log
   const closing = new AbortController()
 
+  // A changed or missing file of CDC's stops the start, naming the file.
+  const cdc = loadCdcTables()
+
   const state: Growth = {
     ready: false,
     tables: null,
+    cdc,
+    charts (reference) {
+      const tables = reference === 'cdc' ? null : state.requireTables()
+      return { tables, options: { reference, cdc } }
+    },
     loading: Promise.resolve(),
     requireTables () {
       if (state.tables === null) {

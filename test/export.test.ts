@@ -163,11 +163,15 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
   assertValid(t, bundle)
   t.match(bundle, { resourceType: 'Bundle', type: 'collection' })
 
-  // Written batch by batch, it is the bundle the mapping makes from the routes' own answers.
+  // Written batch by batch, it is the bundle the mapping makes from the routes' own answers, the growth route's scores included.
   const list = async (kind: string): Promise<any[]> => (await call(app, owner, 'GET', `/api/children/${id}/${kind}?limit=1000`)).json().data
+  const scored = async (): Promise<any[]> => {
+    const points = new Map((await call(app, owner, 'GET', `/api/children/${id}/growth`)).json().points.map((point: any) => [point.measurementId, point]))
+    return (await list('measurements')).map(measurement => ({ ...measurement, growth: points.get(measurement.id) }))
+  }
   const records = {
     child: (await call(app, owner, 'GET', `/api/children/${id}`)).json(),
-    measurements: await list('measurements'),
+    measurements: await scored(),
     visits: await list('visits'),
     medicalEvents: await list('medical-events'),
     illnesses: await list('illnesses'),
@@ -179,10 +183,11 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
 
   const counts: Record<string, number> = {}
   for (const { resource } of bundle.entry) counts[resource.resourceType] = (counts[resource.resourceType] ?? 0) + 1
-  t.same(counts, { Patient: 1, Encounter: 2, Observation: 10, Condition: 2, Immunization: 1, Procedure: 1, MedicationStatement: 1, DocumentReference: 3 })
+  t.same(counts, { Patient: 1, Encounter: 2, Observation: 15, Condition: 2, Immunization: 1, Procedure: 1, MedicationStatement: 1, DocumentReference: 3 })
   const patient = bundle.entry[0].resource
   t.match(patient, { resourceType: 'Patient', name: [{ text: 'Zoë Ødegård' }], birthDate: '2021-03-01', gender: 'female' })
 
+  const urls = (of: Bundle) => new Map(of.entry.map(e => [e.fullUrl, e.resource]))
   const observations = bundle.entry.map(e => e.resource).filter(r => r.resourceType === 'Observation')
   const coded = (loinc: string): Resource[] => observations.filter(o => o.code.coding[0].code === loinc)
   t.same(coded('8306-3').map(o => [o.effectiveDateTime, o.valueQuantity.value, o.valueQuantity.code]).sort(), [['2021-03-01', 50.2, 'cm'], ['2023-03-01', 86.4, 'cm']], 'body length up to day 730')
@@ -192,12 +197,19 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
   t.same(coded('39156-5').map(o => o.valueQuantity.code), ['kg/m2', 'kg/m2'], 'BMI in kg/m2')
   t.same(coded('8310-5').map(o => [o.valueQuantity.value, o.valueQuantity.code]), [[39.25, 'Cel']], 'the temperature in Cel')
   for (const observation of observations) t.equal(observation.subject.reference, bundle.entry[0].fullUrl)
+  // The growth percentiles of US Core's pediatric profiles, each naming the chart that scored it.
+  const percentiles = (of: Bundle, loinc: string) => of.entry.map(e => e.resource).filter(r => r.resourceType === 'Observation' && r.code.coding[0].code === loinc)
+    .map(o => [o.effectiveDateTime, o.valueQuantity.code, o.method.text]).sort()
+  const WHO = 'WHO Child Growth Standards (2006)'
+  t.same(percentiles(bundle, '77606-2'), [['2021-03-01', '%', WHO], ['2023-03-01', '%', WHO]], 'weight-for-length percentiles')
+  t.same(percentiles(bundle, '59576-9'), [['2021-03-01', '%', WHO], ['2023-03-01', '%', WHO]], 'BMI percentiles')
+  t.same(percentiles(bundle, '8289-1'), [['2021-03-01', '%', WHO]], 'head circumference percentiles')
+  for (const observation of coded('77606-2')) t.equal(urls(bundle).get(observation.derivedFrom[0].reference)?.code.coding[0].code, '29463-7', 'derived from the weight')
 
-  const urls = new Map(bundle.entry.map(e => [e.fullUrl, e.resource]))
   const encounterRefs = bundle.entry.flatMap(({ resource }) => [resource.encounter, resource.context, ...(resource.context?.encounter ?? [])])
     .filter(ref => ref?.reference !== undefined)
   t.ok(encounterRefs.length >= 8, `${encounterRefs.length} records point to their visit`)
-  for (const ref of encounterRefs) t.equal(urls.get(ref.reference)?.resourceType, 'Encounter', `${ref.reference} is an Encounter of the bundle`)
+  for (const ref of encounterRefs) t.equal(urls(bundle).get(ref.reference)?.resourceType, 'Encounter', `${ref.reference} is an Encounter of the bundle`)
   const sickVisit = bundle.entry.find(e => e.resource.resourceType === 'Encounter' && e.resource.type[0].text === 'sick')
   const procedure = bundle.entry.find(e => e.resource.resourceType === 'Procedure')
   t.equal(procedure?.resource.encounter.reference, sickVisit?.fullUrl, 'the procedure points to its visit')
@@ -205,6 +217,18 @@ t.test('a child\'s FHIR export validates against FHIR R4, with stable ids', asyn
   const second: Bundle = (await call(app, owner, 'GET', `/api/children/${id}/export?format=fhir`)).json()
   t.same(second.entry.map(e => e.fullUrl), bundle.entry.map(e => e.fullUrl), 'ids are stable between two exports')
   assertValid(t, second)
+
+  // On CDC's charts: no BMI chart under 24 months; each percentile names CDC's infant chart.
+  await call(app, owner, 'PATCH', `/api/children/${id}`, { growthReference: 'cdc' })
+  const cdc: Bundle = (await call(app, owner, 'GET', `/api/children/${id}/export?format=fhir`)).json()
+  assertValid(t, cdc)
+  const INFANT = 'CDC 2000 growth charts, birth to 36 months'
+  t.same(percentiles(cdc, '77606-2'), [['2021-03-01', '%', INFANT], ['2023-03-01', '%', INFANT]], 'weight-for-length on CDC\'s infant chart')
+  t.same(percentiles(cdc, '59576-9'), [], 'CDC has no BMI chart under 24 months')
+  t.same(percentiles(cdc, '8289-1'), [['2021-03-01', '%', INFANT]])
+  records.child = (await call(app, owner, 'GET', `/api/children/${id}`)).json()
+  records.measurements = await scored()
+  t.same(cdc.entry, childBundle(records, { timestamp: cdc.timestamp }).entry, 'the growth route\'s CDC scores, as the bundle has them')
 })
 
 t.test('a family\'s ZIP archive holds the listed files, checked by its manifest', async t => {

@@ -2,8 +2,12 @@ import { openObject, writeBundle } from '../../lib/export/bundle'
 import type { Output } from '../../lib/export/output'
 import { apiRow } from '../../lib/export/rows'
 import { bundleOf, streamedBundle, type Attachment, type Bundle, type BundleOptions, type FhirChild } from '../../lib/fhir'
+import type { CdcTables } from '../../lib/growth/cdc'
+import type { ChartOptions, GrowthReference } from '../../lib/growth/charts'
 import { childGrowth } from '../../lib/growth/child'
+import { growthPoint, type GrowthMeasurement } from '../../lib/growth/point'
 import type { GrowthTables } from '../../lib/growth/tables'
+import { GrowthTrendStream, type GrowthAlert } from '../../lib/growth/trends'
 import type { Db, Tx } from '../../db/client'
 import { findChild } from '../../sql/children'
 import { attachmentBatches, attachmentTargets, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
@@ -18,7 +22,22 @@ export interface ExportHead {
 
 export type ChildCounts = Record<RecordKey | 'attachments', number>
 
-export type ApiChild = FhirChild
+export type ApiChild = FhirChild & { growthReference: string }
+
+/** The growth charts the service has: WHO's tables once installed, CDC's charts always. */
+export interface GrowthCharts {
+  who: GrowthTables | null
+  cdc: CdcTables
+}
+
+interface Scoring { tables: GrowthTables | null, options: ChartOptions }
+
+/** What scores a child's growth on its chart; null when the chart needs WHO's tables and they are missing. */
+function scoringOf (charts: GrowthCharts, child: ApiChild): Scoring | null {
+  const reference = child.growthReference as GrowthReference
+  if (reference !== 'cdc' && charts.who === null) return null
+  return { tables: charts.who, options: { reference, cdc: charts.cdc } }
+}
 
 export function exportHead (snapshot: Snapshot): ExportHead {
   return { exportedAt: snapshot.exportedAt.toISOString(), schemaVersion: snapshot.schemaVersion }
@@ -46,7 +65,11 @@ async function * attachments (tx: Tx, childId: number): AsyncIterable<object[]> 
 /** A child's records in memory, by the kinds' keys; a kind left out has none. */
 export type ChildRecords = { child: FhirChild, attachments: Attachment[] } & Partial<Record<RecordKey, object[]>>
 
-/** A child's whole record as a FHIR R4 collection Bundle, from records in memory in the shapes of the routes. */
+/**
+ * A child's whole record as a FHIR R4 collection Bundle, from records in
+ * memory in the shapes of the routes; a measurement given with its `growth`
+ * scores (those of the growth route's point) has its percentiles too.
+ */
 export function childBundle (records: ChildRecords, options: BundleOptions): Bundle {
   const kinds = KINDS.map(kind => ({ mapping: kind.fhir, rows: records[kind.key] ?? [] }))
   return bundleOf(records.child, kinds, records.attachments, options)
@@ -56,30 +79,48 @@ export function childBundle (records: ChildRecords, options: BundleOptions): Bun
  * A child's FHIR bundle, written batch by batch as its records are read, in
  * the shapes and default orders of the child's routes.
  */
-export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, timestamp: string): Promise<void> {
-  const kinds = KINDS.map(kind => ({ mapping: kind.fhir, rows: () => records(tx, kind, child.id) }))
+export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, timestamp: string, charts: GrowthCharts): Promise<void> {
+  const scoring = scoringOf(charts, child)
+  // A measurement comes with its growth scores, on the child's chart, when the service has the chart.
+  const scored = (rows: AsyncIterable<Record<string, unknown>[]>) => (async function * () {
+    for await (const batch of rows) {
+      yield scoring === null ? batch : batch.map(row => ({ ...row, growth: growthPoint(scoring.tables, child, row as unknown as GrowthMeasurement, scoring.options) }))
+    }
+  })()
+  const kinds = KINDS.map(kind => ({
+    mapping: kind.fhir,
+    rows: () => kind.key === 'measurements' ? scored(records(tx, kind, child.id)) : records(tx, kind, child.id)
+  }))
   // The rows come in the API's shapes, which are the FHIR mapping's input types.
   const files = () => attachments(tx, child.id) as AsyncIterable<Attachment[]>
   const bundle = streamedBundle(child, await attachmentTargets(tx, child.id), kinds, files, { timestamp })
   await writeBundle(out, bundle.head, bundle.entries)
 }
 
-/** The growth document as its route answers it, its points scored batch by batch. */
-async function writeGrowth (out: Output, tx: Tx, child: ApiChild, tables: GrowthTables | null): Promise<void> {
-  if (tables === null) return out.write('null')
-  const { points: _points, ...document } = childGrowth(tables, child, [])
+/** The growth document as its route answers it on the child's chart, its points scored batch by batch. */
+async function writeGrowth (out: Output, tx: Tx, child: ApiChild, charts: GrowthCharts): Promise<void> {
+  const scoring = scoringOf(charts, child)
+  if (scoring === null) return out.write('null')
+  const { tables, options } = scoring
+  const { points: _points, alerts: _alerts, ...document } = childGrowth(tables, child, [], options)
   await out.write(`${openObject(document)}"points":`)
+  const trends = new GrowthTrendStream()
+  const alerts: GrowthAlert[] = []
   await out.array((async function * () {
-    for await (const batch of growthBatches(tx, child.id)) yield childGrowth(tables, child, batch).points
+    for await (const batch of growthBatches(tx, child.id)) {
+      const part = trends.add(batch.map(measurement => growthPoint(tables, child, measurement, options)))
+      alerts.push(...part.alerts)
+      yield part.points
+    }
   })())
-  await out.write('}')
+  await out.write(`,"alerts":${JSON.stringify(alerts)}}`)
 }
 
 /**
  * A child's whole record as one JSON document: every list complete, in the
  * shapes and default orders of the child's routes, written batch by batch.
  */
-export async function writeChildDocument (out: Output, tx: Tx, head: ExportHead, child: ApiChild, tables: GrowthTables | null): Promise<ChildCounts> {
+export async function writeChildDocument (out: Output, tx: Tx, head: ExportHead, child: ApiChild, charts: GrowthCharts): Promise<ChildCounts> {
   await out.write(`${openObject(head)}"child":${JSON.stringify(child)}`)
   const counts: Partial<ChildCounts> = {}
   for (const { key, spec } of recordKinds) {
@@ -89,7 +130,7 @@ export async function writeChildDocument (out: Output, tx: Tx, head: ExportHead,
   await out.write(',"attachments":')
   counts.attachments = await out.array(attachments(tx, child.id))
   await out.write(',"growth":')
-  await writeGrowth(out, tx, child, tables)
+  await writeGrowth(out, tx, child, charts)
   await out.write('}')
   return counts as ChildCounts
 }

@@ -2,11 +2,10 @@ import path from 'node:path'
 import { openObject } from '../../lib/export/bundle'
 import type { Spool } from '../../lib/export/spool'
 import type { ZipWriter } from '../../lib/export/zip'
-import type { GrowthTables } from '../../lib/growth/tables'
 import { isPlainFileName } from '../../lib/stored-files'
 import type { Tx } from '../../db/client'
 import { familyStoredNames, type FamilyChild, type FamilyMemberName } from '../../sql/export'
-import { readChild, writeChildBundle, writeChildDocument, type ApiChild, type ChildCounts, type ExportHead } from './child-records'
+import { readChild, writeChildBundle, writeChildDocument, type ApiChild, type ChildCounts, type ExportHead, type GrowthCharts } from './child-records'
 
 export interface FamilyHead {
   head: ExportHead
@@ -21,7 +20,7 @@ interface WarningLog {
 }
 
 export interface ArchiveOptions {
-  tables: GrowthTables | null
+  charts: GrowthCharts
   uploadDir: string
   avatarDir: string
   serviceVersion: string
@@ -71,7 +70,7 @@ export async function spoolFamily (spool: Spool, tx: Tx, family: FamilyHead, opt
     await out.write(`${openObject(head)}"family":${JSON.stringify(family.family)},"members":${JSON.stringify(family.members)},"children":[`)
     for (const [index, { id }] of family.children.entries()) {
       if (index > 0) await out.write(',')
-      const written = await writeChildDocument(out, tx, head, await child(tx, id), options.tables)
+      const written = await writeChildDocument(out, tx, head, await child(tx, id), options.charts)
       for (const key of Object.keys(written) as Array<keyof ChildCounts>) counts[key] += written[key]
     }
     await out.write(']}')
@@ -79,7 +78,7 @@ export async function spoolFamily (spool: Spool, tx: Tx, family: FamilyHead, opt
   const documents = ['family.json']
   for (const { id } of family.children) {
     const found = await child(tx, id)
-    await spool.write(`fhir/${id}.json`, signal, out => writeChildBundle(out, tx, found, head.exportedAt))
+    await spool.write(`fhir/${id}.json`, signal, out => writeChildBundle(out, tx, found, head.exportedAt, options.charts))
     documents.push(`fhir/${id}.json`)
   }
   const attachments: string[] = []

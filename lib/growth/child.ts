@@ -1,6 +1,7 @@
-import { chartsFor, growthSource, type ChartOptions } from './charts'
-import { growthPoint, type GrowthChild, type GrowthMeasurement, type GrowthPoint } from './point'
+import { chartsFor, growthSource, type ChartOptions, type GrowthReference } from './charts'
+import { growthPoint, type GrowthChild, type GrowthMeasurement } from './point'
 import type { GrowthTables } from './tables'
+import { growthTrends, type GrowthAlert, type TrendPoint } from './trends'
 
 export interface ChildGrowth {
   childId: number
@@ -8,13 +9,16 @@ export interface ChildGrowth {
   dateOfBirth: string
   gestationalAgeAtBirthWeeks: number | null
   gestationalAgeAtBirthDays: number | null
+  reference: GrowthReference
   source: string
-  points: GrowthPoint[]
+  points: TrendPoint[]
+  alerts: GrowthAlert[]
 }
 
 /**
  * A child's growth document: every measurement given, scored against the WHO
- * references, or CDC's charts as `options.reference` asks (see growthPoint).
+ * references, or CDC's charts as `options.reference` asks (see growthPoint),
+ * with its velocity, the centile lines each score crossed and the alerts.
  * Throws when a table the reference needs is not given.
  */
 export function childGrowth (tables: GrowthTables | null, child: GrowthChild & { id: number }, measurements: GrowthMeasurement[], options: ChartOptions = {}): ChildGrowth {
@@ -25,7 +29,8 @@ export function childGrowth (tables: GrowthTables | null, child: GrowthChild & {
     dateOfBirth: child.dateOfBirth,
     gestationalAgeAtBirthWeeks: child.gestationalAgeAtBirthWeeks ?? null,
     gestationalAgeAtBirthDays: child.gestationalAgeAtBirthDays ?? null,
+    reference,
     source: growthSource(reference),
-    points: measurements.map(measurement => growthPoint(tables, child, measurement, options))
+    ...growthTrends(measurements.map(measurement => growthPoint(tables, child, measurement, options)))
   }
 }

@@ -135,8 +135,9 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       const child = await readChild(tx, childId)
       if (child === undefined) throw new errors.notFound('Child')
       await spool.write('body', signal, async out => {
-        if (fhir) await writeChildBundle(out, tx, child, head.exportedAt)
-        else await writeChildDocument(out, tx, head, child, fastify.growth.tables)
+        const charts = { who: fastify.growth.tables, cdc: fastify.growth.cdc }
+        if (fhir) await writeChildBundle(out, tx, child, head.exportedAt, charts)
+        else await writeChildDocument(out, tx, head, child, charts)
       })
       return { head, child }
     })
@@ -166,7 +167,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     const signal = disconnectSignal(reply)
     const { spool, built } = await begin(request, reply)
     const options = {
-      tables: fastify.growth.tables,
+      charts: { who: fastify.growth.tables, cdc: fastify.growth.cdc },
       uploadDir: config.uploadDir,
       avatarDir: config.avatarDir,
       serviceVersion: config.version,

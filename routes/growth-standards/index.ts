@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { referenceCurve } from '../../lib/growth/curves'
-import { GROWTH_SOURCE } from '../../lib/growth/sources'
+import { growthSource } from '../../lib/growth/charts'
 import { errorResponses } from '../../lib/schemas'
 import { GrowthStandard, GrowthStandardParams, GrowthStandardQuery } from './schemas'
 
@@ -12,22 +12,22 @@ const growthStandards: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'getGrowthStandard',
       tags: ['growth'],
-      summary: 'The WHO reference curves of one growth indicator for one sex',
+      summary: 'The reference curves of one growth indicator for one sex, on WHO\'s or CDC\'s charts',
       security: [{ bearer: [] }],
       params: GrowthStandardParams,
       querystring: GrowthStandardQuery,
       response: {
         200: Type.Ref('GrowthStandard'),
         ...errorResponses(400, 401, 403),
-        503: Type.Ref('Error', { description: 'The WHO growth reference tables are not installed, or the database is unavailable' })
+        503: Type.Ref('Error', { description: 'The WHO growth reference tables are not installed (reference who or auto), or the database is unavailable' })
       }
     }
   }, async function (request) {
-    const tables = fastify.growth.requireTables()
     const { indicator } = request.params
-    const { sex, from, to, step } = request.query
-    const { points, ...curve } = referenceCurve(tables, indicator, sex, { from, to, step })
-    return { ...curve, source: GROWTH_SOURCE, points }
+    const { sex, from, to, step, reference = 'who' } = request.query
+    const { tables, options } = fastify.growth.charts(reference)
+    const { points, ...curve } = referenceCurve(tables, indicator, sex, { from, to, step }, options)
+    return { ...curve, source: growthSource(reference), points }
   })
 }
 

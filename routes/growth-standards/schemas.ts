@@ -1,5 +1,7 @@
 import { Type, type TNumber } from '@sinclair/typebox'
+import { GROWTH_REFERENCES } from '../../lib/growth/charts'
 import { INDICATORS, PERCENTILE_KEYS, SD_KEYS } from '../../lib/growth/curves'
+import { REFERENCES } from '../../lib/growth/scores'
 import { StrictObject } from '../../lib/schemas'
 
 function StringEnum<T extends string> (values: readonly T[], options: Record<string, unknown> = {}) {
@@ -19,10 +21,13 @@ export const GrowthStandardQuery = Type.Object({
   sex: StringEnum(['female', 'male'] as const),
   from: Type.Optional(Type.Number({ minimum: 0, description: 'First x, in the units of x (default: the first row)' })),
   to: Type.Optional(Type.Number({ minimum: 0, description: 'Last x, in the units of x (default: the last row)' })),
-  step: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Least distance in x between consecutive points of one reference (default: every row)' }))
+  step: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Least distance in x between consecutive points of one reference (default: every row)' })),
+  reference: Type.Optional(StringEnum(GROWTH_REFERENCES, {
+    description: 'The charts: `who` (the default), `cdc` (CDC 2000: the infant charts under 24 months, the 2 to 20 year charts from 24; CDC\'s points at its own rows) or `auto` (WHO 2006 under 24 months, CDC 2000 from 24), as the growth route scores with them. weight-for-height has no CDC curve: its curve is empty for cdc and auto'
+  }))
 })
 
-export const GrowthReference = StringEnum(['who-2006', 'who-2007'] as const)
+export const GrowthReference = StringEnum(REFERENCES, { description: 'The chart of the point' })
 
 export const GrowthStandardPoint = Type.Object({
   x: Type.Number(),
