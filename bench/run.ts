@@ -198,6 +198,9 @@ async function main (): Promise<void> {
           () => record('growthMisses', 'growth, each request scored afresh', growthMisses(world))
         ]
       : []),
+    // CDC's charts ship with the service: no WHO tables needed.
+    () => record('growthCdc', 'growth on CDC\'s charts (200 measurements)', growth(world, 'cdc')),
+    () => record('growthCdcMisses', 'growth on CDC\'s charts, each request scored afresh', growthMisses(world, 'cdc')),
     () => record('stats', 'admin statistics', adminStats(world, admin.accessToken)),
     () => record('create', 'create a measurement', createMeasurement(world)),
     () => record('createManyFamilies', `create, ${settings.connections} connections over ${settings.connections} families`, createInFamilies(world, families.slice(0, settings.connections))),
@@ -261,6 +264,7 @@ async function main (): Promise<void> {
   console.log(`  304 / in-memory floor                    ${r.notModifiedToMemoryFloor}`)
   console.log(`  list cache misses / database read floor  ${r.missesToReadFloor}`)
   console.log(`  growth cached / scored afresh            ${r.growthToGrowthMisses}`)
+  console.log(`  CDC growth cached / scored afresh        ${r.cdcGrowthToGrowthMisses}`)
   console.log(`  create / database write floor            ${r.createToWriteFloor}`)
   console.log(`  write floor with / without change tracking ${r.trackedToUntrackedWriteFloor}`)
   console.log(`  list p99 with login load / alone         ${r.p99UnderLoginLoad}`)

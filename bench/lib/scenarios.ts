@@ -105,25 +105,26 @@ export function listNotModified (world: World): Load {
   }
 }
 
-/** The growth of every child, every request with a URL of its own: scored afresh each time. */
-export function growthMisses (world: World): Load {
+/** The growth of every child on a chart (the child's, WHO's), every request with a URL of its own: scored afresh each time. */
+export function growthMisses (world: World, reference = 'who'): Load {
   return {
     url: world.serviceUrl,
     connections: settings.connections,
     requests: connection => everyChild(world, connection, child => ({
       method: 'GET',
       headers: bearer(world, child),
-      setupRequest: request => ({ ...request, path: `/api/children/${child.id}/growth?fresh=${fresh++}` })
+      setupRequest: request => ({ ...request, path: `/api/children/${child.id}/growth?reference=${reference}&fresh=${fresh++}` })
     }))
   }
 }
 
-export function growth (world: World): Load {
+/** The growth of every child on a chart (the child's, WHO's, by default). */
+export function growth (world: World, reference = 'who'): Load {
   return {
     url: world.serviceUrl,
     connections: settings.connections,
     requests: connection => everyChild(world, connection, child => ({
-      method: 'GET', path: `/api/children/${child.id}/growth`, headers: bearer(world, child)
+      method: 'GET', path: `/api/children/${child.id}/growth?reference=${reference}`, headers: bearer(world, child)
     }))
   }
 }
