@@ -97,22 +97,26 @@ function velocityAt (points: GrowthPoint[], days: number[], index: number): Velo
 }
 
 /**
- * The lines crossed by one score of the point at `index`, against the same
- * indicator at the earliest measurement 30 days to 6 months before that has a
- * score for it; null when there is none. Scores carry their percentile rounded
- * to one decimal, and that rounded percentile is compared: it is the one the
- * chart shows, so a line counts as crossed when the percentiles shown say so.
- * Rounding moves a percentile across a line only when it lies within 0.05 of it.
+ * The lines crossed by each score of each point, against the same indicator
+ * at the earliest measurement 30 days to 6 months before that has a score for
+ * it; null when there is none. Scores carry their percentile rounded to one
+ * decimal, and that rounded percentile is compared: it is the one the chart
+ * shows, so a line counts as crossed when the percentiles shown say so.
+ * Rounding moves a percentile across a line only when it lies within 0.05 of
+ * it. One pass per indicator over the points in order: the earliest scored
+ * measurement of the window only moves forward.
  */
-function crossedLinesAt (points: GrowthPoint[], days: number[], index: number, indicator: Indicator, score: Score): number | null {
-  for (let j = 0; j < index; j++) {
-    const sinceDays = days[index] - days[j]
-    if (sinceDays > CROSSING_MAX_DAYS) continue
-    if (sinceDays < CROSSING_MIN_DAYS) break
-    const before = points[j][indicator]
-    if (before !== null) return linesCrossed(before.percentile, score.percentile)
-  }
-  return null
+function crossings (points: GrowthPoint[], days: number[], indicator: Indicator): Array<number | null> {
+  const scored = points.flatMap((point, index) => point[indicator] === null ? [] : [index])
+  let first = 0
+  return points.map((point, index) => {
+    const score = point[indicator]
+    if (score === null) return null
+    while (days[index] - days[scored[first]] > CROSSING_MAX_DAYS) first++
+    const earliest = scored[first]
+    if (days[index] - days[earliest] < CROSSING_MIN_DAYS) return null
+    return linesCrossed((points[earliest][indicator] as Score).percentile, score.percentile)
+  })
 }
 
 function alertsOf (point: TrendPoint): GrowthAlert[] {
@@ -141,12 +145,14 @@ export function growthTrends (given: readonly GrowthPoint[]): GrowthTrends {
   dated.sort((a, b) => a.day - b.day || a.point.measurementId - b.point.measurementId)
   const sorted = dated.map(({ point }) => point)
   const days = dated.map(({ day }) => day)
+  const crossed = Object.fromEntries(INDICATORS.map(indicator => [indicator, crossings(sorted, days, indicator)])) as Record<Indicator, Array<number | null>>
   const points = sorted.map((point, index): TrendPoint => {
-    const scores = Object.fromEntries(INDICATORS.map(indicator => {
+    const trend = { ...point, velocity: velocityAt(sorted, days, index) } as TrendPoint
+    for (const indicator of INDICATORS) {
       const score = point[indicator]
-      return [indicator, score === null ? null : { ...score, crossedLines: crossedLinesAt(sorted, days, index, indicator, score) }]
-    })) as { [K in Indicator]: TrendScore | null }
-    return { ...point, ...scores, velocity: velocityAt(sorted, days, index) }
+      trend[indicator] = score === null ? null : { ...score, crossedLines: crossed[indicator][index] }
+    }
+    return trend
   })
   return { points, alerts: points.flatMap(alertsOf) }
 }
