@@ -15,7 +15,7 @@ export const ChildExport = Type.Object({
   child: Type.Ref('Child'),
   ...kindLists,
   attachments: Type.Array(Type.Ref('Attachment'), { description: 'every attachment, newest first' }),
-  growth: Nullable(Type.Ref('Growth', { description: 'as GET /api/children/{childId}/growth answers it; null without the WHO reference tables' }))
+  growth: Nullable(Type.Ref('Growth', { description: 'as GET /api/children/{childId}/growth answers it on the child\'s growthReference; null when that chart needs the WHO reference tables and they are missing' }))
 }, {
   $id: 'ChildExport',
   title: 'ChildExport',
