@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { LOCKS, whileLocked } from '../db/locks'
 import { errors } from '../lib/errors'
 import { loadCdcTables, type CdcTables } from '../lib/growth/cdc'
-import type { ChartOptions, GrowthReference } from '../lib/growth/charts'
+import { needsWho, type ChartOptions, type GrowthReference } from '../lib/growth/charts'
 import { downloadTables, readTableFiles, type TableFiles } from '../lib/growth/data'
 import { TABLE_NAMES, TABLE_SOURCES, type TableName } from '../lib/growth/sources'
 import { parseTables, type GrowthTables } from '../lib/growth/tables'
@@ -58,7 +58,7 @@ export default fp(async function growth (fastify) {
     tables: null,
     cdc,
     charts (reference) {
-      const tables = reference === 'cdc' ? null : state.requireTables()
+      const tables = needsWho(reference) ? state.requireTables() : null
       return { tables, options: { reference, cdc } }
     },
     loading: Promise.resolve(),

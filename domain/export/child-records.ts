@@ -3,7 +3,7 @@ import type { Output } from '../../lib/export/output'
 import { apiRow } from '../../lib/export/rows'
 import { bundleOf, streamedBundle, type Attachment, type Bundle, type BundleOptions, type FhirChild } from '../../lib/fhir'
 import type { CdcTables } from '../../lib/growth/cdc'
-import type { ChartOptions, GrowthReference } from '../../lib/growth/charts'
+import { needsWho, type ChartOptions, type GrowthReference } from '../../lib/growth/charts'
 import { childGrowth } from '../../lib/growth/child'
 import { growthPoint, type GrowthMeasurement } from '../../lib/growth/point'
 import type { GrowthTables } from '../../lib/growth/tables'
@@ -35,7 +35,7 @@ interface Scoring { tables: GrowthTables | null, options: ChartOptions }
 /** What scores a child's growth on its chart; null when the chart needs WHO's tables and they are missing. */
 function scoringOf (charts: GrowthCharts, child: ApiChild): Scoring | null {
   const reference = child.growthReference as GrowthReference
-  if (reference !== 'cdc' && charts.who === null) return null
+  if (needsWho(reference) && charts.who === null) return null
   return { tables: charts.who, options: { reference, cdc: charts.cdc } }
 }
 

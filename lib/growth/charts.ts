@@ -27,6 +27,11 @@ export interface Charts {
   cdc: CdcTables | null
 }
 
+/** Whether a reference scores with WHO's tables: all but `cdc`. */
+export function needsWho (reference: GrowthReference): boolean {
+  return reference !== 'cdc'
+}
+
 /**
  * The reference asked for, checked against the tables given: `who` and
  * `auto` need WHO's tables, `cdc` and `auto` need CDC's. Throws otherwise.
@@ -35,7 +40,7 @@ export function chartsFor (who: GrowthTables | null, options: ChartOptions = {})
   const reference = options.reference ?? 'who'
   const cdc = options.cdc ?? null
   if (!GROWTH_REFERENCES.includes(reference)) throw new Error(`unknown growth reference "${String(reference)}"`)
-  if (reference !== 'cdc' && who === null) throw new Error(`growth reference ${reference} needs WHO's growth tables`)
+  if (needsWho(reference) && who === null) throw new Error(`growth reference ${reference} needs WHO's growth tables`)
   if (reference !== 'who' && cdc === null) throw new Error(`growth reference ${reference} needs CDC's growth charts`)
   return { reference, who, cdc }
 }

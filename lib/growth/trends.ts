@@ -172,9 +172,12 @@ export class GrowthTrendStream {
     const trends = growthTrends(all)
     const fresh = new Set(batch.map(point => point.measurementId))
     const points = trends.points.filter(point => fresh.has(point.measurementId))
-    const last = dayOf(trends.points[trends.points.length - 1])
-    const sorted = [...all].sort((a, b) => dayOf(a) - dayOf(b) || a.measurementId - b.measurementId)
-    const recent = sorted.findIndex(point => last - dayOf(point) <= CROSSING_MAX_DAYS)
+    // growthTrends answered the points in order; keep those given, not their trends.
+    const given = new Map(all.map(point => [point.measurementId, point]))
+    const sorted = trends.points.map(point => given.get(point.measurementId) as GrowthPoint)
+    const days = sorted.map(dayOf)
+    const last = days[days.length - 1]
+    const recent = days.findIndex(day => last - day <= CROSSING_MAX_DAYS)
     this.held = sorted.slice(Math.max(0, recent - 1))
     return { points, alerts: trends.alerts.filter(alert => fresh.has(alert.measurementId)) }
   }
