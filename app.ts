@@ -10,6 +10,7 @@ import { clientErrorHandler, frameworkErrors } from './plugins/client-errors'
 import { withoutStoredNames } from './lib/files/names'
 import validation from './plugins/validation'
 import { buildValidator } from './lib/validation'
+import { buildSerializer } from './lib/serialization'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
 import responseCache from './plugins/response-cache'
@@ -22,8 +23,11 @@ import authRoutes from './routes/auth'
 import me from './routes/me'
 import mePassword from './routes/me/password'
 import access from './plugins/access'
+import idempotency from './plugins/idempotency'
+import batchRoutes from './plugins/batch-routes'
 import changeEvents from './plugins/change-events'
 import uploads from './plugins/uploads'
+import jobs from './plugins/jobs'
 import families from './routes/families'
 import invites from './routes/invites'
 import admin from './routes/admin'
@@ -38,10 +42,18 @@ import dueVaccines from './routes/due'
 import health from './routes/health'
 import docs from './routes/docs'
 import growthStandards from './routes/growth-standards'
+import vaccineSchedules from './routes/schedules'
 import exportRoutes from './routes/export'
 import changes from './routes/changes'
+import batch from './routes/batch'
 import events from './routes/events'
 import calendarFeeds, { calendarFile } from './routes/calendar'
+import push from './routes/push'
+import webhooks from './routes/webhooks'
+import notifications from './routes/notifications'
+import shares from './routes/shares'
+import shl from './routes/shl'
+import shareSweep from './plugins/share-sweep'
 import { namedSchemas } from './routes/schemas'
 
 export interface AppOptions {
@@ -57,28 +69,31 @@ const REQUEST_ID = /^[A-Za-z0-9-]{1,64}$/
 /** Secrets never reach the logs, whatever the level. */
 export const REDACTED_PATHS = [
   'req.headers.authorization', 'req.headers.cookie', 'req.body', 'body', 'err.parameters', 'err.args',
-  ...['password', 'newPassword', 'currentPassword', 'passwordHash', 'password_hash',
+  ...['password', 'newPassword', 'currentPassword', 'passwordHash', 'password_hash', 'passcode', 'link', 'key',
     'token', 'accessToken', 'refreshToken', 'inviteToken', 'tokenHash', 'token_hash']
     .flatMap(key => [key, `*.${key}`])
 ]
 
 const CALENDAR_PATH = /^\/+api\/+calendar\//i
+const SHARE_LINK_PATH = /^\/+api\/+shl\//i
 const FILE_PATH = /^\/+(uploads|avatars)\//i
 
 /**
- * A URL as the logs show it: a ticket in the query string, a calendar feed's
- * token and a stored file's name in the path are credentials, and are left
- * out. The path is decoded first, since the router decodes it too.
+ * A URL as the logs show it: a ticket (or a sign-in's code and state) in the
+ * query string, a calendar feed's token, a share link's token and a stored
+ * file's name in the path are credentials, and are left out. The path is
+ * decoded first, since the router decodes it too.
  */
 function loggedUrl (url: string): string {
   const at = url.indexOf('?')
   const path = at === -1 ? url : url.slice(0, at)
-  const query = at === -1 ? '' : url.slice(at).replace(/([?&]ticket=)[^&]*/g, '$1[redacted]')
+  const query = at === -1 ? '' : url.slice(at).replace(/([?&](?:ticket|code|state)=)[^&]*/g, '$1[redacted]')
   let decoded = path
   try {
     decoded = decodeURIComponent(path)
   } catch {}
   if (CALENDAR_PATH.test(decoded)) return '/api/calendar/[redacted].ics' + query
+  if (SHARE_LINK_PATH.test(decoded)) return '/api/shl/[redacted]' + query
   const file = FILE_PATH.exec(decoded)
   if (file !== null) return `/${file[1].toLowerCase()}/[redacted]` + query
   return path + query
@@ -123,7 +138,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       const given = request.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never } }
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },
+    // Migrations and the job queue's installation may wait for another
+    // instance starting at the same time: longer than Fastify's 10 s.
+    pluginTimeout: 60_000
   }).withTypeProvider<TypeBoxTypeProvider>()
   options.setup?.(app)
 
@@ -153,8 +171,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(passwords)
   await app.register(tokens)
   await app.register(access)
+  await app.register(idempotency)
+  await app.register(batchRoutes)
   await app.register(changeEvents)
   await app.register(uploads)
+  await app.register(jobs)
+  await app.register(shareSweep)
 
   await app.register(health)
   await app.register(docs)
@@ -164,13 +186,16 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(staticFiles)
   await app.register(calendarFile, { prefix: '/api/calendar' })
   await app.register(events)
+  await app.register(shl, { prefix: '/api/shl' })
 
   // Everything registered here needs a valid access token.
   await app.register(async function protectedRoutes (api) {
     api.addHook('onRequest', api.authenticate)
     await api.register(me)
     await api.register(calendarFeeds)
+    await api.register(notifications)
     await api.register(growthStandards)
+    await api.register(vaccineSchedules)
     await api.register(families)
     await api.register(admin)
     await api.register(children)
@@ -182,6 +207,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await api.register(dueVaccines)
     await api.register(exportRoutes)
     await api.register(changes)
+    await api.register(batch)
+    await api.register(push)
+    await api.register(shares)
+    await api.register(webhooks)
   })
 
   return app

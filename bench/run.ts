@@ -16,6 +16,8 @@ import { startService } from './lib/service'
 import { settings } from './lib/settings'
 import { addLargeFiles, stallingFamilies, startStalls, type StallingFamily } from './lib/stalls'
 import { createInFamilies, csvImportTime, familiesOf, writeTargets, type CsvImportTime } from './lib/writes'
+import { shareLines, shareTargets, shareTimes, type ShareTimes } from './lib/shares'
+import { batchAgainstSingles, batchTargets, type BatchTime } from './lib/batch'
 
 /**
  * The benchmark: the built service and three floors against one embedded
@@ -180,6 +182,8 @@ async function main (): Promise<void> {
   const families = familiesOf(world, stalling.map(family => family.familyId))
   const csvChild = world.children.find(child => child.familyId === families[1]) as (typeof children)[number]
   let csv: CsvImportTime | null = null
+  let shares: ShareTimes | null = null
+  let batch: BatchTime | null = null
 
   console.log('Running:')
   const steps: Array<() => Promise<void>> = [
@@ -213,6 +217,14 @@ async function main (): Promise<void> {
       process.stdout.write('  CSV import of 5,000 lines, 5 times ... ')
       csv = await csvImportTime(world, csvChild)
       process.stdout.write(`median ${csv.medianMs} ms, best ${csv.bestMs} ms\n`)
+    },
+    async () => {
+      process.stdout.write('  share links of a child with 5,000 records, 5 made and 20 manifest requests of each kind ... ')
+      shares = await shareTimes(world, db.url, csvChild)
+      process.stdout.write(`${shareLines(shares)}\n`)
+      process.stdout.write('  500 creates: one batch (atomic, then not) against 500 single requests, one keep-alive connection, 3 times ... ')
+      batch = await batchAgainstSingles(world, csvChild)
+      process.stdout.write(`batch ${batch.atomic.join(', ')} ms atomic, ${batch.separate.join(', ')} ms not; singles ${batch.singles.join(', ')} ms\n`)
     }
   ]
   for (const step of steps) await step()
@@ -256,7 +268,7 @@ async function main (): Promise<void> {
   }
   const byKey = new Map(rows.map(row => [row.key, row.figures]))
   const r = ratios(byKey)
-  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost), ...writeTargets(byKey, csv), ...floodTargets(flood)]
+  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost), ...writeTargets(byKey, csv), ...shareTargets(shares), ...batchTargets(batch), ...floodTargets(flood)]
   console.log(`\n${table(rows)}\n`)
   console.log('Ratios (req/s unless said):')
   console.log(`  measurements list / database read floor  ${r.listToReadFloor}`)
@@ -278,7 +290,7 @@ async function main (): Promise<void> {
   console.log(`\n${floodLines(flood)}`)
   console.log(`\nTargets (reads at the machine's ceiling, the earlier benchmark, fair use, a hundred times the data, the password flood):\n${targetLines(t)}`)
   for (const note of notes) console.log(`Note: ${note}`)
-  writeResults(RESULTS_FILE, { counts: large === null ? counts : { ...counts, ...Object.fromEntries(Object.entries(large).map(([key, value]) => [`large.${key}`, value])) }, rows, ratios: r, targets: t, stalls: stallReport, cache, passwordFlood: flood, notes })
+  writeResults(RESULTS_FILE, { counts: large === null ? counts : { ...counts, ...Object.fromEntries(Object.entries(large).map(([key, value]) => [`large.${key}`, value])) }, rows, ratios: r, targets: t, stalls: stallReport, cache, passwordFlood: flood, shares, batch, notes })
   console.log(`\nWritten to ${path.relative(process.cwd(), RESULTS_FILE)} in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 

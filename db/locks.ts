@@ -16,7 +16,9 @@ export const LOCKS = {
   /** One instance at a time sweeps the files left without their rows. */
   orphanSweep: 7_405_117_304,
   /** One instance at a time downloads the growth tables. */
-  growthDownload: 7_405_117_305
+  growthDownload: 7_405_117_305,
+  /** The job queue's schema is installed or upgraded by one instance at a time. */
+  jobQueue: 7_405_117_306
 } as const
 
 /** Takes a transaction's advisory lock: it waits for the holder and is released at commit. */

@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import { GROWTH_REFERENCES } from '../lib/growth/charts'
 import { IsoDate, Name, Nullable } from '../lib/schemas'
+import { scheduleIds } from '../lib/schedules'
 
 export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
 
@@ -23,6 +24,11 @@ export const GrowthReference = Type.String({
   description: 'The growth chart that scores the child\'s growth when a request names none: `who` (WHO 2006 and 2007, the default), `cdc` (CDC 2000), or `auto` (WHO 2006 under 24 months, CDC 2000 from 24 months, as CDC recommends for the United States)'
 })
 
+export const ScheduleId = Type.String({
+  enum: scheduleIds(),
+  description: 'The vaccine schedule the child follows, by its id (GET /api/schedules lists them, e.g. `us-routine`): the due list adds the doses of that schedule not yet recorded, and a vaccine record names its series among the schedule\'s. Null: none. An id the service does not ship is a 400.'
+})
+
 /** A child's fields as a client writes them. */
 export const childFields = {
   name: Name(200),
@@ -30,7 +36,8 @@ export const childFields = {
   sex: Sex,
   gestationalAgeAtBirthWeeks: Type.Optional(Nullable(GestationalWeeks)),
   gestationalAgeAtBirthDays: Type.Optional(Nullable(GestationalDays)),
-  growthReference: Type.Optional(GrowthReference)
+  growthReference: Type.Optional(GrowthReference),
+  scheduleId: Type.Optional(Nullable(ScheduleId))
 }
 
 export interface Gestation {

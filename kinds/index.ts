@@ -1,6 +1,8 @@
 import { illnessKind } from './illnesses'
 import { measurementKind } from './measurements'
 import { medicalEventKind } from './medical-events'
+import { medicineCourseKind } from './medicine-courses'
+import { medicineDoseKind } from './medicine-doses'
 import { temperatureKind } from './temperatures'
 import { visitKind } from './visits'
 
@@ -13,7 +15,10 @@ export const KINDS = [
   medicalEventKind,
   illnessKind,
   // After the illnesses they belong to.
-  temperatureKind
+  temperatureKind,
+  medicineCourseKind,
+  // After the courses they belong to.
+  medicineDoseKind
 ] as const
 
 /** A kind of record as the change log names it: `measurement`. */

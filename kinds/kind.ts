@@ -25,8 +25,10 @@ export interface RecordTableSpec {
 /**
  * The record a kind is listed and created under, instead of its child (a
  * temperature reading under its illness): the kind is then reached as
- * `/api/{parent path}/:{param}/{kind}` and `/api/{kind}/:id`, within the
- * family scope of the parent's child.
+ * `/api/{parent path}/:{param}/{segment}` and `/api/{kind}/:id`, within the
+ * family scope of the parent's child. A parent may derive values from its
+ * records (an illness's highest reading): every write of a record locks its
+ * parent's row first.
  */
 export interface ParentSpec {
   /** The parent's kind: its path, its names and its table. */
@@ -35,6 +37,8 @@ export interface ParentSpec {
   param: string
   /** The column that links a record to its parent. */
   column: string
+  /** The URL segment of the list under the parent, when not the kind's path (a course's `doses`). */
+  segment?: string
 }
 
 /**

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { medicalEventMapping } from '../lib/fhir'
 import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
+import { scheduleById } from '../lib/schedules'
 import { columnsOf, storedPresenter } from './columns'
-import type { Issue } from './rules'
+import type { ChildFacts, Issue } from './rules'
 import type { RecordKind } from './kind'
 
 export const MedicalEventType = Type.String({ enum: ['vaccine', 'procedure', 'medication'] })
@@ -12,6 +13,11 @@ const ONLY_VACCINE = 'Only for a vaccine: set on another type, a 400.'
 const DoseNumber = Type.Integer({ minimum: 1, maximum: 20, description: `The dose's number in its series, 1 to 20. ${ONLY_VACCINE}` })
 const LotNumber = Type.String({ minLength: 1, maxLength: 100, description: `The vaccine's lot number, at most 100 characters. ${ONLY_VACCINE}` })
 const Site = Type.String({ minLength: 1, maxLength: 100, description: `Where on the body the dose was given (e.g. left thigh), at most 100 characters. ${ONLY_VACCINE}` })
+const Vaccine = Type.String({
+  pattern: '^[A-Za-z0-9-]{1,20}$',
+  examples: ['DTaP'],
+  description: `The series of the child's vaccine schedule this is a dose of, by its code (GET /api/schedules), e.g. DTaP; with doseNumber it records that dose of the schedule. It must be a series of the schedule the child follows (scheduleId), compared exactly: a code of no series, or a child without a schedule, is a 400. ${ONLY_VACCINE}`
+})
 const NextDueDate = Type.String({ format: 'date', pattern: DATE_PATTERN, examples: ['2024-08-17'], description: `When the next dose is due: not before date, and may lie in the future. ${ONLY_VACCINE}` })
 
 export const MedicalEventFields = {
@@ -23,11 +29,12 @@ export const MedicalEventFields = {
   doseNumber: Type.Optional(Nullable(DoseNumber)),
   lotNumber: Type.Optional(Nullable(LotNumber)),
   site: Type.Optional(Nullable(Site)),
-  nextDueDate: Type.Optional(Nullable(NextDueDate))
+  nextDueDate: Type.Optional(Nullable(NextDueDate)),
+  vaccine: Type.Optional(Nullable(Vaccine))
 }
 
 /** The fields of a dose, which only a vaccine has. */
-const DOSE_FIELDS = ['doseNumber', 'lotNumber', 'site', 'nextDueDate']
+const DOSE_FIELDS = ['doseNumber', 'lotNumber', 'site', 'nextDueDate', 'vaccine']
 
 /** A dose's fields only on a vaccine; the next dose not due before this one was given. */
 function doseIssues (body: Record<string, unknown>): Issue[] {
@@ -43,6 +50,19 @@ function doseIssues (body: Record<string, unknown>): Issue[] {
   return issues
 }
 
+/** A vaccine names a series of the schedule its child follows. */
+const seriesRules = {
+  applies: (body: Record<string, unknown>): boolean => body.type === 'vaccine' && typeof body.vaccine === 'string',
+  check (body: Record<string, unknown>, child: ChildFacts): Issue[] {
+    const schedule = scheduleById(child.scheduleId)
+    if (schedule === undefined) {
+      return [{ path: '/body/vaccine', message: 'must be null: the child follows no vaccine schedule (set the child\'s scheduleId first)' }]
+    }
+    if (schedule.series.some(series => series.code === body.vaccine)) return []
+    return [{ path: '/body/vaccine', message: `must be a series of the child's schedule ${schedule.id}: ${schedule.series.map(series => series.code).join(', ')}` }]
+  }
+}
+
 export const MedicalEvent = Type.Object({
   id: Id,
   childId: Id,
@@ -55,6 +75,7 @@ export const MedicalEvent = Type.Object({
   lotNumber: Nullable(Type.String({ description: 'The vaccine\'s lot number; null unless set on a vaccine' })),
   site: Nullable(Type.String({ description: 'Where on the body the dose was given; null unless set on a vaccine' })),
   nextDueDate: Nullable(Type.String({ format: 'date', description: 'When the next dose is due; null unless set on a vaccine' })),
+  vaccine: Nullable(Type.String({ description: 'The series of the child\'s vaccine schedule this is a dose of (e.g. DTaP); null unless set on a vaccine' })),
   version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp
@@ -81,5 +102,6 @@ export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medi
   dates: ['date'],
   sorts: { date: 'date', type: 'type', createdAt: 'created_at' },
   defaultSort: '-date',
-  check: doseIssues
+  check: doseIssues,
+  childRules: seriesRules
 }

@@ -21,11 +21,30 @@ export interface RuleSpec {
   timestamps?: string[]
   /** Rules between fields of the body, as validation issues. */
   check?: (body: Values) => Issue[]
+  /**
+   * Rules between the body and what the child follows (its vaccine
+   * schedule), which need the child read apart: run only for a body they
+   * apply to, and such a create is not one statement.
+   */
+  childRules?: { applies: (body: Values) => boolean, check: (body: Values, child: ChildFacts) => Issue[] }
 }
+
+/** What the rules read of a child besides its date of birth. */
+export interface ChildFacts {
+  scheduleId: string | null
+}
+
+/** The latest allowed date, and the time it stays so: the next midnight UTC. */
+let latest = { value: '', until: 0 }
 
 /** Tomorrow in UTC: record dates may be a day ahead, for time zones east of the server. */
 export function latestAllowedDate (): string {
-  return new Date(Date.now() + 86400000).toISOString().slice(0, 10)
+  const now = Date.now()
+  if (now >= latest.until || now < latest.until - 86400000) {
+    const midnight = now - (now % 86400000) + 86400000
+    latest = { value: new Date(now + 86400000).toISOString().slice(0, 10), until: midnight }
+  }
+  return latest.value
 }
 
 const NOT_A_VISIT_OF_THE_CHILD: Issue = { path: '/body/visitId', message: 'must be a visit of the same child' }
@@ -33,16 +52,18 @@ const NOT_A_VISIT_OF_THE_CHILD: Issue = { path: '/body/visitId', message: 'must 
 /**
  * The rules between records, given the child's date of birth (null: not
  * known yet, only the rules that need no database) and whether a linked
- * visit is the child's. The CSV import checks its rows with them too.
+ * visit is the child's; with the child's facts, the rules that read them
+ * too. The CSV import checks its rows with them too.
  */
-export function ruleIssues (spec: RuleSpec, body: Values, birth: string | null, visitOk: boolean): Issue[] {
+export function ruleIssues (spec: RuleSpec, body: Values, birth: string | null, visitOk: boolean, child?: ChildFacts): Issue[] {
   const issues: Issue[] = [...(spec.check?.(body) ?? [])]
-  const latest = latestAllowedDate()
+  if (child !== undefined && spec.childRules?.applies(body) === true) issues.push(...spec.childRules.check(body, child))
+  const lastDate = latestAllowedDate()
   for (const field of spec.dates) {
     const value = body[field]
     if (typeof value !== 'string') continue
     if (birth !== null && value < birth) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
-    if (value > latest) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
+    if (value > lastDate) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
   }
   for (const field of spec.timestamps ?? []) {
     const value = body[field]

@@ -1,6 +1,7 @@
 /**
- * iCalendar (RFC 5545) text: a family's visits and vaccine due dates as
- * all-day events, for calendar applications that subscribe to a feed.
+ * iCalendar (RFC 5545) text: a family's visits, vaccine due dates and
+ * schedule doses as all-day events, for calendar applications that
+ * subscribe to a feed.
  */
 
 /** A visit as a feed shows it. */
@@ -28,6 +29,24 @@ export interface FeedDue {
   date: string
   doseNumber: number | null
   version: number
+  updatedAt: Date
+}
+
+/** A dose of a child's vaccine schedule not yet recorded, as a feed shows it. */
+export interface FeedScheduleDose {
+  childId: number
+  childName: string
+  scheduleId: string
+  /** The series' code, e.g. DTaP. */
+  vaccine: string
+  seriesName: string
+  doseNumber: number
+  /** YYYY-MM-DD */
+  dueFrom: string
+  /** YYYY-MM-DD */
+  dueBy: string
+  /** Grows whenever the child or its records change, which may move the dose. */
+  sequence: number
   updatedAt: Date
 }
 
@@ -137,6 +156,23 @@ export function dueEvent (due: FeedDue): CalendarEvent {
     date: due.dueDate,
     summary: `${due.childName}: ${due.name} due${next}`,
     description: `${last} given on ${due.date}`
+  }
+}
+
+/**
+ * A dose of a child's schedule as an event on its dueFrom. Its UID names the
+ * schedule, the child, the series and the dose, so it stays the same while
+ * the dose moves and leaves the feed once the dose is recorded. SEQUENCE is
+ * the number of the child's changes, which grows whenever the dose may move.
+ */
+export function scheduleEvent (dose: FeedScheduleDose): CalendarEvent {
+  return {
+    uid: `schedule-${dose.scheduleId}-child-${dose.childId}-${dose.vaccine}-dose-${dose.doseNumber}@child-health`,
+    sequence: dose.sequence,
+    stamp: dose.updatedAt,
+    date: dose.dueFrom,
+    summary: `${dose.childName}: ${dose.vaccine} due (dose ${dose.doseNumber})`,
+    description: `${dose.seriesName}, dose ${dose.doseNumber} of the schedule: due from ${dose.dueFrom}, on time until ${dose.dueBy}`
   }
 }
 

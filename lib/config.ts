@@ -2,6 +2,12 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { version } from '../package.json'
+import { ConfigError } from './config-error'
+import { flag, integer, oneOf, text, type Env } from './config-readers'
+import { oidcSettings, type OidcConfig } from './oidc/config'
+import { vapidSettings, type VapidSettings } from './push/vapid'
+import { remindersConfig, type RemindersConfig } from './reminders/config'
+import { webhooksConfig, type WebhooksConfig } from './webhooks/config'
 
 export type Registration = 'invite' | 'open' | 'closed'
 
@@ -45,7 +51,7 @@ export interface Config {
   bcryptCost: number
   /** Exports being read from the database at once, in all (each user may have two); their downloads take none. */
   exportConcurrency: number
-  /** A download that makes no progress for this long is ended, in milliseconds. */
+  /** A download whose client takes none of the bytes waiting for it for this long is ended, in milliseconds. */
   downloadIdleTimeout: number
   /** Bytes a second an archive import's upload must bring over each window; 0 for no minimum. */
   uploadMinRate: number
@@ -61,43 +67,28 @@ export interface Config {
   headersTimeout: number
   /** How often an open event stream gets a comment that keeps proxies from closing it, in milliseconds. */
   eventKeepAlive: number
+  /**
+   * The service's public address, where the front end is served and /api
+   * reaches the API (`https://health.example.org`, no trailing slash); null
+   * when unset. Share links are made from it.
+   */
+  publicUrl: string | null
+  /** Web Push's VAPID keys as configured (null when unset) and the contact they name; see vapidKeys in lib/push/vapid.ts. */
+  vapid: VapidSettings
+  /** Sign-in with the home's identity provider; null when not configured. */
+  oidc: OidcConfig | null
+  /** Outgoing messages (ntfy topics, webhooks) may go to loopback, link-local and the service's own addresses. */
+  webhookAllowPrivate: boolean
+  /** Whether this instance runs the job queue's worker (reminders and webhooks); JOB_WORKER=off, or its older name REMINDERS=off, turns it off. */
+  jobWorker: boolean
+  reminders: RemindersConfig
+  webhooks: WebhooksConfig
 }
 
-/** A bad setting: the message is one line that names it. */
-export class ConfigError extends Error {
-  constructor (readonly setting: string, problem: string) {
-    super(`Invalid configuration: ${setting} ${problem}`)
-    this.name = 'ConfigError'
-  }
-}
-
-type Env = Record<string, string | undefined>
+export { ConfigError }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const MIN_SECRET = 32
-
-function text (env: Env, name: string): string | undefined {
-  const value = env[name]?.trim()
-  return value === undefined || value === '' ? undefined : value
-}
-
-function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name)
-  if (raw === undefined) return fallback
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
-  const value = Number(raw)
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${raw}`)
-  return value
-}
-
-function oneOf<T extends string> (env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = text(env, name)
-  if (raw === undefined) return fallback
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`)
-  }
-  return raw as T
-}
 
 function databaseConfig (env: Env, production: boolean, dataDir: string): DatabaseConfig {
   const url = text(env, 'DATABASE_URL')
@@ -166,6 +157,29 @@ function corsOrigins (env: Env): string[] {
     }
     return parsed.origin
   })
+}
+
+/**
+ * A SMART Health Link's manifest URL is at most 128 characters: PUBLIC_URL,
+ * then /api/shl/ and a token of 43.
+ */
+export const PUBLIC_URL_MAX = 128 - '/api/shl/'.length - 43
+
+function publicUrl (env: Env): string | null {
+  const raw = text(env, 'PUBLIC_URL')
+  if (raw === undefined) return null
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `must be an http or https URL like https://health.example.org, got "${raw}"`)
+  }
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+    throw new ConfigError('PUBLIC_URL', `must be an http or https URL like https://health.example.org, without a query, a fragment or credentials, got "${raw}"`)
+  }
+  const url = parsed.href.replace(/\/+$/, '')
+  if (url.length > PUBLIC_URL_MAX) throw new ConfigError('PUBLIC_URL', `must be at most ${PUBLIC_URL_MAX} characters, so that a share link's manifest URL keeps within 128, got ${url.length}`)
+  return url
 }
 
 function growthDataUrl (env: Env): string | null {
@@ -259,6 +273,7 @@ export function loadConfig (env: Env = process.env): Config {
   const dataDir = path.resolve(text(env, 'DATA_DIR') ?? './data')
   const logLevel = oneOf(env, 'LOG_LEVEL', LOG_LEVELS, production ? 'warn' : 'info')
   const host = text(env, 'HOST') ?? '127.0.0.1'
+  const publicAddress = publicUrl(env)
   return {
     production,
     version,
@@ -294,6 +309,14 @@ export function loadConfig (env: Env = process.env): Config {
     statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
     keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000,
     ...requestTimeouts(env),
-    eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000
+    eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000,
+    publicUrl: publicAddress,
+    vapid: vapidSettings(env, publicAddress),
+    oidc: oidcSettings(env, publicAddress),
+    webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    // REMINDERS is the setting's older name, read when JOB_WORKER is unset.
+    jobWorker: oneOf(env, 'JOB_WORKER', ['on', 'off'], oneOf(env, 'REMINDERS', ['on', 'off'], 'on')) === 'on',
+    reminders: remindersConfig(env),
+    webhooks: webhooksConfig(env)
   }
 }

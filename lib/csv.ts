@@ -1,4 +1,4 @@
-import { Readable, Writable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { parse } from 'csv-parse'
@@ -16,11 +16,8 @@ export interface CsvIssue {
   message: string
 }
 
-/** A row of the file: the line it starts on, and its cells by column name; an empty cell is left out. */
-export interface CsvRow {
-  line: number
-  cells: Record<string, string>
-}
+/** A row of the file: its cells by column name; an empty cell is left out. */
+export type CsvRow = Record<string, string>
 
 export interface CsvRules {
   /** The columns a file may have, named exactly. */
@@ -35,6 +32,8 @@ export interface CsvTable {
   rows: CsvRow[]
   /** When there are any, the rows are not to be used. */
   issues: CsvIssue[]
+  /** The line of the file each row starts on (the header is line 1), read when asked. */
+  lines: () => Promise<number[]>
 }
 
 const LF = 0x0a
@@ -165,62 +164,101 @@ async function * inChunks (bytes: Buffer, open: () => number): AsyncGenerator<Bu
   }
 }
 
-/**
- * The rows of a CSV file with a header row, parsed as a stream a chunk at a
- * time (csv-parse), so that a large or hostile file never holds the event loop
- * and a record is bounded as it is read. Rows whose cells are all empty are
- * left out, as blank lines are; cells are trimmed. A malformed file, a wrong
- * header, no rows or too many are issues.
- */
-export async function readCsv (text: string, rules: CsvRules): Promise<CsvTable> {
-  const bytes = Buffer.from(text, 'utf8')
-  const startOf = lineCounter(bytes)
-  let ended = 0
-  let columns = 0
-  let rowCount = 0
-  // The line each record kept starts on, beside the records.
-  const lines: number[] = []
-  const records: string[][] = []
-  const parser = parse({
+interface Parsed {
+  /** The records kept, the header first. */
+  records: string[][]
+  /** The line each record kept starts on, when asked for. */
+  lines: number[]
+  issue: CsvIssue | null
+}
+
+function parserFor (text: string, onRecord?: (cells: string[], context: { bytes: number }) => string[] | null) {
+  return parse({
     delimiter: separatorOf(text),
     bom: true,
     relax_column_count: false,
     skip_empty_lines: true,
     trim: true,
     max_record_size: MAX_RECORD_CHARACTERS,
-    on_record: (cells: string[], context) => {
+    ...(onRecord === undefined ? {} : { on_record: onRecord })
+  })
+}
+
+/**
+ * Parses a file as a stream a chunk at a time. Without `withLines` the
+ * records come as they are, which costs a third of the parse with the line
+ * of each record; the lines are needed only to name a problem, and a second
+ * parse finds them then.
+ */
+async function parseFile (text: string, rules: CsvRules, withLines: boolean): Promise<Parsed> {
+  const bytes = Buffer.from(text, 'utf8')
+  const records: string[][] = []
+  const lines: number[] = []
+  let ended = 0
+  let columns = 0
+  let rowCount = 0
+  /** A record kept, or false for a row of empty cells, left out as a blank line is. */
+  const keep = (cells: string[]): boolean => {
+    if (cells.every(cell => cell === '')) return false
+    if (columns === 0) columns = cells.length
+    else if (++rowCount > rules.maxRows) throw new TooManyRows()
+    records.push(cells)
+    return true
+  }
+  const startOf = lineCounter(bytes)
+  const parser = withLines
+    ? parserFor(text, (cells, context) => {
       const line = startOf(ended)
       ended = context.bytes
-      if (cells.every(cell => cell === '')) return null
-      if (columns === 0) columns = cells.length
-      else if (++rowCount > rules.maxRows) throw new TooManyRows()
-      lines.push(line)
-      return cells
-    }
-  })
+      if (keep(cells)) lines.push(line)
+      // Kept here rather than passed down the stream: a write a record costs more than the parsing.
+      return null
+    })
+    : parserFor(text)
   try {
-    await pipeline(Readable.from(inChunks(bytes, () => parser.info.bytes - ended)), parser, new Writable({
-      objectMode: true,
-      write (record: string[], _encoding, done) {
-        records.push(record)
-        done()
+    await pipeline(Readable.from(inChunks(bytes, () => parser.info.bytes - ended)), parser, async function (source: AsyncIterable<string[]>) {
+      for await (const cells of source) {
+        ended = parser.info.bytes
+        keep(cells)
       }
-    }))
+    })
   } catch (error) {
-    if (error instanceof TooManyRows) return { rows: [], issues: [{ path: '/body', message: `must have at most ${rules.maxRows} rows after the header` }] }
-    return { rows: [], issues: [{ path: `/line/${startOf(ended)}`, message: malformed(error as CsvParseError, columns) }] }
+    if (error instanceof TooManyRows) return { records, lines, issue: { path: '/body', message: `must have at most ${rules.maxRows} rows after the header` } }
+    if (!withLines) return await parseFile(text, rules, true)
+    return { records, lines, issue: { path: `/line/${startOf(ended)}`, message: malformed(error as CsvParseError, columns) } }
   }
-  if (records.length === 0) return { rows: [], issues: [{ path: '/body', message: 'is empty: send a header row and at least one row' }] }
+  return { records, lines, issue: null }
+}
+
+/**
+ * The rows of a CSV file with a header row, parsed as a stream a chunk at a
+ * time (csv-parse), so that a large or hostile file never holds the event loop
+ * and a record is bounded as it is read. Rows whose cells are all empty are
+ * left out, as blank lines are; cells are trimmed. A malformed file, a wrong
+ * header, no rows or too many are issues. The line each row starts on is read
+ * when it is asked for (`lines`), by a second parse: only a problem needs it.
+ */
+export async function readCsv (text: string, rules: CsvRules): Promise<CsvTable> {
+  let lines: Promise<number[]> | undefined
+  const lineNumbers = (): Promise<number[]> => {
+    lines ??= parseFile(text, rules, true).then(parsed => parsed.lines.slice(1))
+    return lines
+  }
+  const { records, issue } = await parseFile(text, rules, false)
+  const refused = (issues: CsvIssue[]): CsvTable => ({ rows: [], issues, lines: lineNumbers })
+  if (issue !== null) return refused([issue])
+  if (records.length === 0) return refused([{ path: '/body', message: 'is empty: send a header row and at least one row' }])
   const [names, ...rows] = records
   const issues = headerIssues(names, rules)
-  if (issues.length > 0) return { rows: [], issues }
-  if (rows.length === 0) return { rows: [], issues: [{ path: '/body', message: 'has no rows after the header' }] }
+  if (issues.length > 0) return refused(issues)
+  if (rows.length === 0) return refused([{ path: '/body', message: 'has no rows after the header' }])
   return {
-    rows: rows.map((cells, index) => {
+    rows: rows.map(cells => {
       const named: Record<string, string> = {}
       cells.forEach((cell, column) => { if (cell !== '') named[names[column]] = cell })
-      return { line: lines[index + 1], cells: named }
+      return named
     }),
-    issues: []
+    issues: [],
+    lines: lineNumbers
   }
 }

@@ -22,19 +22,27 @@ export const errors = {
   headersTooLarge: createError('HEADERS_TOO_LARGE', '%s', 431),
   serviceUnavailable: createError('SERVICE_UNAVAILABLE', '%s', 503),
   growthDataMissing: createError('GROWTH_DATA_MISSING', 'The WHO growth reference tables are not installed: put the nine table files in GROWTH_DATA_DIR, where they are picked up within seconds without a restart, or let the service download them at start from WHO (or GROWTH_DATA_URL)', 503),
+  pushDisabled: createError('PUSH_DISABLED', 'Web Push is off on this service: it needs VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY', 503),
   inviteInvalid: createError('INVITE_INVALID', 'The invite is not valid', 400),
   tokenExpired: createError('TOKEN_EXPIRED', 'The access token has expired', 401),
   invalidCredentials: createError('INVALID_CREDENTIALS', 'Wrong e-mail or password', 401),
   refreshTokenInvalid: createError('REFRESH_TOKEN_INVALID', 'The refresh token is not valid', 401),
   refreshTokenReused: createError('REFRESH_TOKEN_REUSED', 'The refresh token was already used; the session is revoked', 401),
+  passcodeInvalid: createError('PASSCODE_INVALID', '%s', 401),
   accountDisabled: createError('ACCOUNT_DISABLED', 'The account is disabled', 403),
   registrationClosed: createError('REGISTRATION_CLOSED', '%s', 403),
   wrongPassword: createError('WRONG_PASSWORD', 'The current password is wrong', 403),
+  passwordLoginDisabled: createError('PASSWORD_LOGIN_DISABLED', 'Password sign-in is off: sign in with the identity provider', 403),
+  oidcCodeInvalid: createError('OIDC_CODE_INVALID', 'The sign-in code is not valid: unknown, used or older than a minute', 400),
   emailTaken: createError('EMAIL_TAKEN', 'The e-mail address is already registered', 409),
   lastOwner: createError('LAST_OWNER', '%s', 409),
   lastAdmin: createError('LAST_ADMIN', '%s', 409),
   familyNotEmpty: createError('FAMILY_NOT_EMPTY', 'The family still has children', 409),
-  alreadyMember: createError('ALREADY_MEMBER', '%s', 409)
+  alreadyMember: createError('ALREADY_MEMBER', '%s', 409),
+  channelUnreachable: createError('CHANNEL_UNREACHABLE', '%s', 422),
+  idempotencyKeyInFlight: createError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; repeat it once that one has answered', 409),
+  idempotencyKeyReused: createError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request: another method, path or body', 422),
+  failedDependency: createError('FAILED_DEPENDENCY', '%s', 424)
 }
 
 /** The codes the error handler answers itself, beside the errors above. */

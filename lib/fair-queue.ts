@@ -26,7 +26,10 @@ interface Task {
  * therefore waits behind its own jobs, and a key that comes while another's
  * jobs wait goes ahead of them: it waits for the jobs running, at most one a
  * slot, and no more. A key may hold at most `perKey` jobs waiting or running;
- * one more is refused at once with QueueFull.
+ * one more is refused at once with QueueFull. A key runs at most
+ * `runningPerKey` jobs at once (all the slots unless told): with fewer than
+ * the slots, a key that comes while another floods finds a slot that the
+ * flood cannot hold, and waits for none of its jobs.
  */
 export class FairQueue {
   private running = 0
@@ -34,11 +37,13 @@ export class FairQueue {
   private arrivals = 0
   private readonly waiting = new Map<string, Task[]>()
   private readonly held = new Map<string, number>()
+  /** Jobs of each key running now. */
+  private readonly active = new Map<string, number>()
   /** The turn after the last job given to each key that holds one. */
   private readonly nextTurn = new Map<string, number>()
 
-  constructor (readonly concurrency: number, readonly perKey: number) {
-    if (concurrency < 1 || perKey < 1) throw new RangeError('a queue needs at least one slot and one job per key')
+  constructor (readonly concurrency: number, readonly perKey: number, readonly runningPerKey = concurrency) {
+    if (concurrency < 1 || perKey < 1 || runningPerKey < 1) throw new RangeError('a queue needs at least one slot and one job per key')
   }
 
   /** Jobs of this key waiting or running. */
@@ -61,23 +66,26 @@ export class FairQueue {
     })
   }
 
-  /** Starts jobs while slots are free, each time the first job of the earliest turn. */
+  /** Starts jobs while slots are free, each time the first job of the earliest turn among the keys that may run one more. */
   private next (): void {
     while (this.running < this.concurrency && this.waiting.size > 0) {
       let key = ''
       let first: Task | null = null
       for (const [candidate, queue] of this.waiting) {
+        if ((this.active.get(candidate) ?? 0) >= this.runningPerKey) continue
         const task = queue[0]
         if (first === null || task.turn < first.turn || (task.turn === first.turn && task.arrival < first.arrival)) {
           key = candidate
           first = task
         }
       }
+      if (first === null) return
       const queue = this.waiting.get(key) as Task[]
       const task = queue.shift() as Task
       if (queue.length === 0) this.waiting.delete(key)
       this.served = Math.max(this.served, task.turn)
       this.running += 1
+      this.active.set(key, (this.active.get(key) ?? 0) + 1)
       this.start(key, task)
     }
   }
@@ -92,6 +100,9 @@ export class FairQueue {
     // The slot is free before the caller hears of the outcome, so that it may queue again at once.
     const release = (): void => {
       this.running -= 1
+      const active = (this.active.get(key) as number) - 1
+      if (active === 0) this.active.delete(key)
+      else this.active.set(key, active)
       const held = this.pending(key) - 1
       if (held === 0) {
         this.held.delete(key)

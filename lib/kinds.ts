@@ -48,6 +48,7 @@ export function presentOther (kind: OtherKind, row: Row): Row {
         gestationalAgeAtBirthWeeks: row.gestational_age_weeks ?? null,
         gestationalAgeAtBirthDays: row.gestational_age_days ?? null,
         growthReference: row.growth_reference ?? 'who',
+        scheduleId: row.schedule_id ?? null,
         version: row.version,
         createdAt: row.created_at,
         updatedAt: row.updated_at

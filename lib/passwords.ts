@@ -20,10 +20,14 @@ export const PASSWORD_JOBS_PER_KEY = 2
 export const PASSWORD_RETRY_AFTER = 1
 
 // The workers keep the process's priority. They are one fewer than the cores,
-// so they never take the event loop's core; niced (10), a worker got about a
-// tenth of a core as soon as the event loop, PostgreSQL or another process
-// wanted the rest, and a flood of refused requests, cheap each but many, made
-// another user's login five to ten times slower.
+// so that they leave the event loop a core, but at least two, and one account
+// runs at most all of them but one: another account's check never waits for a
+// flood's checks, only shares the cores with them. With one thread, a login
+// under a flood waited for the check running before its own, twice its time
+// alone. Niced (10), a worker got about a tenth of a core as soon as the event
+// loop, PostgreSQL or another process wanted the rest, and a flood of refused
+// requests, cheap each but many, made another user's login five to ten times
+// slower.
 
 /** The workers' file beside this one: password-worker.js once built, password-worker.ts from source. */
 const WORKER_FILE = path.join(__dirname, `password-worker${path.extname(__filename)}`)
@@ -103,13 +107,14 @@ class Pool {
   }
 }
 
-const pool = new Pool(Math.max(1, os.availableParallelism() - 1))
+const pool = new Pool(Math.max(2, os.availableParallelism() - 1))
 
 /**
  * The pool's jobs, served in turns between keys: a flood of one account waits
- * behind its own jobs and delays another account by at most the jobs running.
+ * behind its own jobs, and holds at most all threads but one, so another
+ * account's job starts at once.
  */
-const work = new FairQueue(pool.size, PASSWORD_JOBS_PER_KEY)
+const work = new FairQueue(pool.size, PASSWORD_JOBS_PER_KEY, pool.size - 1)
 
 let holders = 0
 
@@ -136,7 +141,9 @@ export function passwordWorkers (): number {
 /** The key of a password job: the account it is for, or the e-mail of one that does not exist (a login, a registration). */
 export const passwordKey = {
   user: (id: number): string => `user:${id}`,
-  email: (email: string): string => `email:${email.toLowerCase()}`
+  email: (email: string): string => `email:${email.toLowerCase()}`,
+  /** A share link's passcode: its checks take turns with everyone's. */
+  share: (id: number): string => `share:${id}`
 }
 
 function refusal (): Error {

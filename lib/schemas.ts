@@ -95,6 +95,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'Too large',
   414: 'A part of the URL\'s path is too long',
   415: 'Unsupported media type',
+  422: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request; or CHANNEL_UNREACHABLE: a notification channel did not take its test message (details.reason says why)',
   429: 'Too many requests',
   431: 'The URL and headers are larger than allowed',
   500: 'Unexpected failure',

@@ -4,6 +4,7 @@ import Ajv, { type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { DataValidationCxt } from 'ajv/dist/types'
 import { DECIMAL_INTEGER, FIRST_YEAR, LAST_YEAR } from './schemas'
+import { reusingCompiled } from './compiled-schemas'
 
 type Schema = Record<string, any>
 
@@ -100,6 +101,8 @@ function createAjv (coerce: boolean): Ajv {
     coerceTypes: coerce ? 'array' : false,
     removeAdditional: false,
     useDefaults: true,
+    // A oneOf with a discriminator (a channel's type) is checked against the branch its tag names only.
+    discriminator: true,
     strict: false,
     addUsedSchema: false
   })
@@ -180,7 +183,7 @@ function prepared (schema: Schema, httpPart: string | undefined): Schema {
  * unknown properties refused by the schemas), while query strings and path
  * parameters are text and are converted to their types.
  */
-export function buildValidator (externalSchemas: Record<string, any> = {}): SchemaCompiler {
+function validators (externalSchemas: Record<string, any> = {}): SchemaCompiler {
   const strict = createAjv(false)
   const converting = createAjv(true)
   for (const schema of Object.values(externalSchemas) as Schema[]) {
@@ -189,6 +192,9 @@ export function buildValidator (externalSchemas: Record<string, any> = {}): Sche
   }
   return ({ schema, httpPart }) => (httpPart === 'body' ? strict : converting).compile(prepared(schema, httpPart))
 }
+
+/** The app's validators, each schema compiled once per process for each request part. */
+export const buildValidator = reusingCompiled<{ schema: Schema, httpPart?: string }, ValidateFunction>(validators, route => route.httpPart ?? '')
 
 /** A validator for values checked as bodies are, for input that arrives in another shape (the rows of a CSV file). */
 export function bodyValidator (schema: Schema): ValidateFunction {

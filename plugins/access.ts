@@ -1,12 +1,20 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import { ambientFamily } from '../db/ambient'
 import type { Db } from '../db/client'
 import { errors, invalidRequest, withDetails } from '../lib/errors'
 import { covers, FAMILY_ROLES, type FamilyRole } from '../lib/roles'
 import { ifMatchVersions } from '../lib/etag'
-import { createChecked, findPrincipal, readChecked, resolveTarget, targetQuery, type ClockOf, type Principal, type Resolved } from '../sql/access'
+import { looksPersonal, wellFormedPersonal } from '../lib/personal-tokens'
+import { createChecked, findPrincipal, readChecked, resolveTarget, targetQuery, type Caller, type ClockOf, type Principal, type Resolved } from '../sql/access'
 import { familyIdsOf } from '../sql/families'
-import { decorateScope, type Locator, type OneStatementCreate, type OneStatementRead, type Scope, type ScopeOptions, type Target } from './scope'
+import { identifyToken } from '../sql/sessions'
+import { checkTokenRule } from './token-rules'
+import type { AuthUser, TokenLimits } from './tokens'
+import {
+  clockFor, decorateScope, defaultName, locatorOf, markScope, read, routeScope,
+  type Locator, type OneStatementCreate, type OneStatementRead, type Scope, type ScopeOptions, type Target
+} from './scope'
 
 export type { Locator, OneStatementCreate, OneStatementRead, Scope, ScopeOptions, Target } from './scope'
 export { notModified } from './conditional-reads'
@@ -44,14 +52,9 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i
 
-const SCOPE = Symbol('scope options')
-
-function locatorOf (target: Target): Locator {
-  return 'family' in target ? target.family : 'child' in target ? target.child : target.at
-}
-
-function clockFor (options: ScopeOptions): ClockOf {
-  return options.etag === 'child' || options.etag === 'family' ? options.etag : null
+/** Whom a request's family checks are for: its user, within the limits of its personal access token. */
+export function callerOf (user: AuthUser): Caller {
+  return { userId: user.id, familyId: user.token?.familyId ?? null }
 }
 
 /** The 412 of a write whose If-Match names another version than the item's. */
@@ -87,15 +90,9 @@ function prefetchableTarget (scopedRoutes: Map<string, ScopeOptions>, request: F
   return id <= 2147483647 ? { target: options.target, locator, id, clock: clockFor(options) } : null
 }
 
-function read (request: FastifyRequest, locator: Locator): unknown {
-  const [part, key] = locator.split('.') as ['params' | 'body' | 'query', string]
-  const source = request[part] as Record<string, unknown> | undefined
-  return source?.[key]
-}
-
 /** The caller's family when there is exactly one; otherwise the field is required. */
 async function onlyFamily (db: Db, request: FastifyRequest, locator: Locator): Promise<number> {
-  const families = await familyIdsOf(db, request.user.id)
+  const families = await familyIdsOf(db, callerOf(request.user))
   if (families.length === 1) return families[0]
   const path = '/' + locator.replace('.', '/')
   throw withDetails(new errors.validation('The request is not valid'), {
@@ -103,15 +100,18 @@ async function onlyFamily (db: Db, request: FastifyRequest, locator: Locator): P
   })
 }
 
-function defaultName (target: Target): string {
-  if ('family' in target) return 'Family'
-  if ('child' in target) return 'Child'
-  return 'Record'
-}
-
 /** The roles that may do what `needed` may. */
 function rolesCovering (needed: FamilyRole): FamilyRole[] {
   return FAMILY_ROLES.filter(role => covers(role, needed))
+}
+
+/**
+ * Whether a family is out of reach of the running request: inside a batch,
+ * only the batch's family may be touched, whatever else the caller belongs to.
+ */
+function outOfReach (familyId: number): boolean {
+  const only = ambientFamily()
+  return only !== null && only !== familyId
 }
 
 /** The least role a request of a route needs: the route's, or `viewer` for reads and `member` for writes. */
@@ -124,7 +124,11 @@ function neededRole (request: FastifyRequest, options: ScopeOptions): FamilyRole
  *
  * `authenticate` runs first on every protected route: a valid access token of
  * an active session of an enabled user, read from the database on every
- * request, so that revocation takes effect at once.
+ * request, so that revocation takes effect at once. A personal access token
+ * (`cht_…`) names a session of its own, checked the same way; its limits
+ * come along: what it may do on a route is decided before validation
+ * (plugins/token-rules.ts), and a token bound to a family is a member of no
+ * other in every family query below.
  *
  * `familyScope` then decides, before the handler runs, whether the caller may
  * touch a family's data: it resolves the target (a family, a child, or a
@@ -145,7 +149,7 @@ export default fp(async function access (fastify) {
   fastify.decorateRequest('created', null)
   fastify.decorateRequest('answer', null)
   const scopedRoutes = new Map<string, ScopeOptions>()
-  const routeScope = (request: FastifyRequest): ScopeOptions | undefined => scopedRoutes.get(`${request.method} ${request.routeOptions.url}`)
+  const requestScope = (request: FastifyRequest): ScopeOptions | undefined => scopedRoutes.get(`${request.method} ${request.routeOptions.url}`)
 
   /** The session must be active and its user enabled. */
   function admit (principal: Pick<Principal, 'sessionActive' | 'disabled'> | null | undefined): void {
@@ -153,25 +157,42 @@ export default fp(async function access (fastify) {
     if (principal.disabled) throw new errors.accountDisabled()
   }
 
-  async function checkSession (request: FastifyRequest, userId: number, sessionId: number): Promise<void> {
+  async function checkSession (request: FastifyRequest, userId: number, sessionId: number, token: TokenLimits | null): Promise<void> {
     const ahead = prefetchableTarget(scopedRoutes, request)
-    const lookup = ahead === null ? null : targetQuery(fastify.sql, userId, ahead.target, ahead.id, ahead.clock)
+    const caller: Caller = { userId, familyId: token?.familyId ?? null }
+    const lookup = ahead === null ? null : targetQuery(fastify.sql, caller, ahead.target, ahead.id, ahead.clock)
     const principal = await findPrincipal(fastify.sql, userId, sessionId, lookup)
     admit(principal)
-    request.user = { id: userId, role: (principal as Principal).role, sessionId }
+    request.user = { id: userId, role: (principal as Principal).role, sessionId, token }
     if (ahead !== null) request.prefetchedScope = { locator: ahead.locator, id: ahead.id, resolved: (principal as Principal).target }
+  }
+
+  /** The session and limits of a personal access token: its state is checked with the session's, as for an access token. */
+  async function personalIdentity (token: string): Promise<{ userId: number, sessionId: number, token: TokenLimits }> {
+    const found = wellFormedPersonal(token) ? await identifyToken(fastify.sql, fastify.tokens.hash(token)) : undefined
+    if (found === undefined) throw new errors.unauthorized('The personal access token is not valid')
+    return { userId: found.userId, sessionId: found.sessionId, token: { scope: found.scope, familyId: found.familyId } }
   }
 
   fastify.decorate('authenticate', async function authenticate (request: FastifyRequest) {
     const match = BEARER.exec(request.headers.authorization ?? '')
     if (match === null) throw new errors.unauthorized('A bearer token is required')
-    const { userId, sessionId } = fastify.tokens.readAccess(match[1])
-    if (routeScope(request)?.oneStatement !== undefined) {
+    const { userId, sessionId, token } = looksPersonal(match[1])
+      ? await personalIdentity(match[1])
+      : { ...fastify.tokens.readAccess(match[1]), token: null }
+    if (requestScope(request)?.oneStatement !== undefined) {
       // The session is read by the scope, in the statement that reads or writes.
-      request.user = { id: userId, role: 'user', sessionId }
+      request.user = { id: userId, role: 'user', sessionId, token }
       return
     }
-    await checkSession(request, userId, sessionId)
+    await checkSession(request, userId, sessionId, token)
+  })
+
+  // A personal access token's limits on the route: before the route's own
+  // hooks, an upload's reception and the family scope among them.
+  fastify.addHook('preValidation', async request => {
+    const token = (request.user as AuthUser | null)?.token
+    if (token !== undefined && token !== null) checkTokenRule(request, token)
   })
 
   fastify.decorate('tokenSubject', function tokenSubject (request: FastifyRequest): number | null {
@@ -185,10 +206,9 @@ export default fp(async function access (fastify) {
   })
 
   fastify.addHook('onRoute', route => {
-    const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
-    const scoped = hooks.find(hook => (hook as unknown as Record<symbol, unknown>)[SCOPE] !== undefined) as unknown as Record<symbol, ScopeOptions> | undefined
+    const scoped = routeScope(route)
     if (scoped === undefined) return
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) scopedRoutes.set(`${method} ${route.url}`, scoped[SCOPE])
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) scopedRoutes.set(`${method} ${route.url}`, scoped)
   })
 
   /** The scope's decision for a request of a route with these options; a reply it answered itself, or nothing. */
@@ -207,9 +227,9 @@ export default fp(async function access (fastify) {
     const prefetched = request.prefetchedScope
     const resolved = prefetched !== null && prefetched.locator === locator && prefetched.id === id
       ? prefetched.resolved ?? undefined
-      : await resolveTarget(fastify.sql, request.user.id, target, id, clockFor(options))
+      : await resolveTarget(fastify.sql, callerOf(request.user), target, id, clockFor(options))
     if (resolved === undefined) throw new errors.notFound(name)
-    if (resolved.role === null) throw new errors.forbidden()
+    if (resolved.role === null || outOfReach(resolved.familyId)) throw new errors.forbidden()
     const acting = options.self !== undefined && read(request, options.self) === request.user.id
     if (!acting && !covers(resolved.role, neededRole(request, options))) throw new errors.forbidden()
 
@@ -245,19 +265,20 @@ export default fp(async function access (fastify) {
     if (typeof childId !== 'number') throw new errors.notFound(options.name ?? defaultName(options.target))
     const early = how.rules(values, null, true)
     const found = await createChecked(fastify.sql, {
-      userId: request.user.id,
+      caller: callerOf(request.user),
       sessionId: request.user.sessionId,
       childId,
       dates: how.dates(values),
       visitId: typeof values.visitId === 'number' ? values.visitId : null,
       rulesOk: early.length === 0,
-      roles: rolesCovering(neededRole(request, options))
+      roles: rolesCovering(neededRole(request, options)),
+      family: ambientFamily()
     }, actor => how.insert(childId, values, actor))
     admit(found.principal)
     request.user = { ...request.user, role: (found.principal as NonNullable<typeof found.principal>).role }
     const target = found.target
     if (target === null) throw new errors.notFound(options.name ?? defaultName(options.target))
-    if (target.role === null || !covers(target.role, neededRole(request, options))) throw new errors.forbidden()
+    if (target.role === null || outOfReach(target.familyId) || !covers(target.role, neededRole(request, options))) throw new errors.forbidden()
     request.scope = { familyId: target.familyId, childId, childBirth: target.childBirth, role: target.role, version: null, expectedVersion: null }
     if (found.created !== null) {
       request.created = how.present(found.created)
@@ -285,17 +306,18 @@ export default fp(async function access (fastify) {
     // scope, and the answer is read apart in the rare case it does not serve.
     // Otherwise the answer is written in the same statement.
     const { id: userId, sessionId } = request.user
+    const caller = callerOf(request.user)
     let found: { role: 'admin' | 'user', disabled: boolean, sessionActive: boolean, target: Resolved | null, body: string | null } | undefined
     if (typeof id !== 'number') found = undefined
     else if (held.any) {
-      const principal = await findPrincipal(fastify.sql, userId, sessionId, targetQuery(fastify.sql, userId, options.target, id, clock))
+      const principal = await findPrincipal(fastify.sql, userId, sessionId, targetQuery(fastify.sql, caller, options.target, id, clock))
       found = principal === undefined ? undefined : { ...principal, body: null }
-    } else found = await readChecked(fastify.sql, { userId, sessionId }, options.target, id, clock, how.answer(request))
+    } else found = await readChecked(fastify.sql, { caller, sessionId }, options.target, id, clock, how.answer(request))
     admit(found)
     const { role, target: resolved, body } = found as NonNullable<typeof found>
     request.user = { ...request.user, role }
     if (resolved === null) throw new errors.notFound(options.name ?? defaultName(options.target))
-    if (resolved.role === null || !covers(resolved.role, neededRole(request, options))) throw new errors.forbidden()
+    if (resolved.role === null || outOfReach(resolved.familyId) || !covers(resolved.role, neededRole(request, options))) throw new errors.forbidden()
     request.scope = { familyId: resolved.familyId, childId: resolved.childId, childBirth: resolved.childBirth, role: resolved.role, version: resolved.version, expectedVersion: null }
     const answered = await fastify.conditional.finish(request, reply, held, resolved.clock as string, cache, async () => {
       const answer = body ?? (await fastify.sql<Array<{ body: string | null }>>`select ${how.answer(request)} as body`)[0].body
@@ -314,9 +336,9 @@ export default fp(async function access (fastify) {
       const values = how.values(request)
       if (values !== null) return await createInOneStatement(request, options, how, values)
       // Not one statement: the session and the scope as for any route, then the handler writes.
-      await checkSession(request, request.user.id, request.user.sessionId)
+      await checkSession(request, request.user.id, request.user.sessionId, request.user.token)
       return await decideScope(request, reply, options)
     }
-    return Object.assign(scope, { [SCOPE]: options })
+    return markScope(scope, options)
   })
 }, { name: 'access', dependencies: ['db', 'tokens', 'conditional-reads'] })

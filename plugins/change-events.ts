@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { afterCommit } from '../db/ambient'
 import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 import { Announcer } from './change-announcer'
 import { EventHub } from './event-hub'
@@ -32,10 +33,14 @@ export default fp(async function changeEvents (fastify) {
   const polling = setInterval(() => { void listening.pollClocks() }, POLL_EVERY_MS)
   polling.unref()
 
-  // A write of a family's data answered with success has committed: it is announced.
+  // A write of a family's data answered with success is announced once
+  // committed: at once, or after the commit of the transaction it ran in (a
+  // batch's), and not at all when that rolls back.
   fastify.addHook('onResponse', (request, reply, done) => {
     const familyId = scopeOf(request)?.familyId
-    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400 && typeof familyId === 'number') announce(familyId)
+    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400 && typeof familyId === 'number') {
+      void afterCommit(() => announce(familyId))
+    }
     done()
   })
 

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { ambientSql } from '../db/ambient'
 import { createRequestSql, createSql, POOL_SIZE, type Sql } from '../db/client'
 import { PoolWatch } from '../db/pool-watch'
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded'
@@ -7,8 +8,13 @@ import { containWriteAfterClose } from '../db/write-after-close'
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The request pool; while an ambient transaction is open (db/ambient.ts), it answers through that transaction. */
     sql: Sql
+    /** The request pool itself, for statements that must commit on their own even inside an ambient transaction. */
+    directSql: Sql
     pool: PoolWatch
+    /** The database's URL, for a client of another library (the job queue's). */
+    databaseUrl: string
   }
 }
 
@@ -50,7 +56,9 @@ export default fp<DbOptions>(async function db (fastify, opts) {
   }
 
   const sql = createRequestSql(url, fastify.config.statementTimeout)
-  fastify.decorate('sql', sql)
+  fastify.decorate('sql', ambientSql(sql))
+  fastify.decorate('directSql', sql)
+  fastify.decorate('databaseUrl', url)
   fastify.decorate('pool', new PoolWatch(sql, POOL_SIZE))
   fastify.addHook('onClose', async () => {
     await sql.end({ timeout: 5 })

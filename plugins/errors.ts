@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { NO_ANSWER } from '../db/answers'
 import { errors } from '../lib/errors'
+import { KEY_PATTERN } from '../lib/idempotency'
 import { DATE_PATTERN } from '../lib/schemas'
 
 export const JSON_BODY_LIMIT = 1024 * 1024
@@ -99,6 +100,8 @@ export function schemaIssues (all: SchemaError[], under: string): Issue[] {
     } else if ((item.keyword === 'format' && params.format === 'date') || (item.keyword === 'pattern' && params.pattern === DATE_PATTERN)) {
       // One message for a date, whichever of its rules it breaks, and never a regular expression.
       message = 'must be a date YYYY-MM-DD'
+    } else if (item.keyword === 'pattern' && params.pattern === KEY_PATTERN) {
+      message = 'must be 1 to 255 printable ASCII characters'
     } else if (item.keyword === 'format' && params.format === 'date-time') {
       message = 'must be a date and time (RFC 3339, e.g. 2024-05-17T08:30:00Z)'
     }
@@ -165,7 +168,8 @@ function fromPostgres (error: AnyError, request: FastifyRequest): Answer | null 
       : { status: 409, body: { error: 'The record is still referenced by other records', code: 'CONFLICT', details: {} } }
   }
   if (code === '40001' || code === '40P01') {
-    return { status: 409, body: { error: 'The request conflicted with another one; try again', code: 'CONFLICT', details: {} } }
+    // Nothing is wrong with the request: Retry-After says so (and keeps it from being kept for its Idempotency-Key).
+    return { status: 409, body: { error: 'The request conflicted with another one; try again', code: 'CONFLICT', details: {} }, retryAfter: 1 }
   }
   if (code.startsWith('23') || code.startsWith('22')) {
     return refused(error, request, 'A value is out of range or not allowed')

@@ -114,7 +114,7 @@ export class EventHub {
   }
 
   /** Waits until the client has read what the stream holds; a client that reads nothing for the idle timeout is cut. */
-  private drained (listener: Listener): Promise<void> {
+  private drained (listener: Listener, reason: string): Promise<void> {
     return new Promise(resolve => {
       const done = (): void => {
         clearTimeout(timer)
@@ -122,26 +122,29 @@ export class EventHub {
         listener.resume = null
         resolve()
       }
-      const timer = setTimeout(() => this.finish(listener, 'the client read nothing while changes waited', true), this.idleTimeout)
+      const timer = setTimeout(() => this.finish(listener, reason, true), this.idleTimeout)
       listener.out.once('drain', done)
       listener.resume = done
     })
   }
 
   /**
-   * Sends a new stream what it missed, at the pace its client reads, before
-   * the family's reads deliver to it. A read that fails ends the stream: its
-   * client resumes from the last change it got.
+   * Sends a stream what it missed, at the pace its client reads, before the
+   * family's reads deliver to it: a new stream, or one that fell more than
+   * MAX_UNREAD behind a burst. A read that fails ends the stream: its client
+   * resumes from the last change it got.
    */
-  private async catchUp (listener: Listener): Promise<void> {
+  private async catchUp (listener: Listener, reason = 'the client read nothing while changes waited'): Promise<void> {
     try {
       for (;;) {
+        if (listener.out.writableNeedDrain) await this.drained(listener, reason)
+        if (listener.ended) return
         const rows = await changesAfter(this.sql, listener.familyId, listener.last, BATCH)
         if (this.cutIfUnread(listener)) return
         for (const row of rows) {
           this.send(listener, row)
           if (listener.ended) return
-          if (listener.out.writableNeedDrain) await this.drained(listener)
+          if (listener.out.writableNeedDrain) await this.drained(listener, reason)
           if (listener.ended) return
         }
         if (rows.length < BATCH) break
@@ -167,9 +170,17 @@ export class EventHub {
     const live = [...family.listeners].filter(listener => listener.live)
     if (live.length === 0) return
     let after = live.map(listener => listener.last).reduce((least, position) => isAfter(least, position) ? position : least)
-    while (live.some(listener => !listener.ended)) {
+    while (live.some(listener => listener.live && !listener.ended)) {
       const rows = await changesAfter(this.sql, familyId, after, BATCH)
-      const open = live.filter(listener => !this.cutIfUnread(listener))
+      // A stream more than MAX_UNREAD behind leaves the burst and goes on at
+      // its client's pace; a client that reads nothing then is cut.
+      for (const listener of live) {
+        if (listener.live && !listener.ended && unread(listener) > MAX_UNREAD) {
+          listener.live = false
+          void this.catchUp(listener, 'the client does not read')
+        }
+      }
+      const open = live.filter(listener => listener.live && !listener.ended)
       for (const row of rows) {
         for (const listener of open) this.send(listener, row)
       }

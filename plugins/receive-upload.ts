@@ -1,8 +1,9 @@
 import type {} from '@fastify/multipart'
 import type { FastifyRequest } from 'fastify'
+import { createHash } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import path from 'node:path'
-import type { Readable } from 'node:stream'
+import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { errors, withDetails } from '../lib/errors'
 import { DECIMAL_INTEGER } from '../lib/schemas'
@@ -16,6 +17,7 @@ export type { Upload, UploadRules }
 interface Received {
   path: string
   size: number
+  sha256: string
   fileName: string | undefined
 }
 
@@ -70,13 +72,15 @@ async function saveFile (stream: Readable & { truncated: boolean }, dir: string,
   stream.once('limit', () => stream.destroy(tooLarge(maxSize)))
   const file = path.join(dir, temporaryName())
   const out = createWriteStream(file, { flags: 'wx', mode: 0o640 })
+  const hash = createHash('sha256')
+  const hashing = new Transform({ transform (chunk: Buffer, _encoding, done) { hash.update(chunk); done(null, chunk) } })
   try {
-    await pipeline(stream, out)
+    await pipeline(stream, hashing, out)
   } catch (error) {
     await removeQuietly(file)
     throw error
   }
-  return { path: file, size: out.bytesWritten, fileName: undefined }
+  return { path: file, size: out.bytesWritten, sha256: hash.digest('hex'), fileName: undefined }
 }
 
 /**
@@ -182,5 +186,5 @@ export async function receiveUpload (request: FastifyRequest, rules: UploadRules
     await removeQuietly(received.path)
     throw new errors.unsupportedMediaType(`The file's content is not an accepted type (${rules.types.join(', ')})`)
   }
-  return { path: received.path, size: received.size, type, fileName: cleanFileName(received.fileName, type.ext), fields }
+  return { path: received.path, size: received.size, sha256: received.sha256, type, fileName: cleanFileName(received.fileName, type.ext), fields }
 }

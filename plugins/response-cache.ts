@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { afterCommit } from '../db/ambient'
 import { ByteLru } from '../lib/byte-lru'
 
 interface Cached {
@@ -76,8 +77,10 @@ export default fp(async function responseCache (fastify) {
   fastify.decorate('responses', cache)
   fastify.decorateRequest('cacheKey', null)
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    if (request.cacheKey !== null && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
-      cache.set(request.cacheKey.url, request.cacheKey.etag, payload)
+    const key = request.cacheKey
+    if (key !== null && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+      // An answer read inside a transaction is kept only once that has committed: its ETag names data that could roll back.
+      void afterCommit(() => cache.set(key.url, key.etag, payload))
     }
     done(null, payload)
   })

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify'
 import type { PendingQuery, Row } from 'postgres'
 import type { Issue } from '../lib/errors'
 import type { ChangeKind, RecordTable } from '../kinds/changes'
@@ -18,6 +18,7 @@ export type Target =
   | { child: Locator }
   | { record: RecordTable, at: Locator }
   | { history: ChangeKind, at: Locator }
+  | { share: Locator }
 
 export interface ScopeOptions {
   target: Target
@@ -76,6 +77,33 @@ export interface OneStatementCreate {
   present: (row: Values) => Values
 }
 
+/** Where a route's target id is read. */
+export function locatorOf (target: Target): Locator {
+  if ('family' in target) return target.family
+  if ('child' in target) return target.child
+  return 'share' in target ? target.share : target.at
+}
+
+/** The clock a route's ETag is made of, if any. */
+export function clockFor (options: ScopeOptions): ClockOf {
+  return options.etag === 'child' || options.etag === 'family' ? options.etag : null
+}
+
+/** A value of the request at a locator: a path parameter, a body field or a query parameter. */
+export function read (request: FastifyRequest, locator: Locator): unknown {
+  const [part, key] = locator.split('.') as ['params' | 'body' | 'query', string]
+  const source = request[part] as Record<string, unknown> | undefined
+  return source?.[key]
+}
+
+/** What a route's target is called in a 404, unless the route names it. */
+export function defaultName (target: Target): string {
+  if ('family' in target) return 'Family'
+  if ('child' in target) return 'Child'
+  if ('share' in target) return 'Share'
+  return 'Record'
+}
+
 /** What the scope resolved, for the handler to trust. */
 export interface Scope {
   familyId: number
@@ -119,4 +147,18 @@ export function decorateScope (fastify: FastifyInstance): void {
 /** What the family scope resolved for a request, or null when it decided nothing. */
 export function scopeOf (request: FastifyRequest): Scope | null {
   return request[held]
+}
+
+const SCOPE = Symbol('scope options')
+
+/** A family scope's preHandler, marked with its options so that its routes can be told apart. */
+export function markScope (scope: preHandlerAsyncHookHandler, options: ScopeOptions): preHandlerAsyncHookHandler {
+  return Object.assign(scope, { [SCOPE]: options })
+}
+
+/** The options of a route's family scope, or undefined for a route without one. */
+export function routeScope (route: Pick<RouteOptions, 'preHandler'>): ScopeOptions | undefined {
+  const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
+  const scoped = hooks.find(hook => (hook as unknown as Record<symbol, unknown>)[SCOPE] !== undefined) as unknown as Record<symbol, ScopeOptions> | undefined
+  return scoped?.[SCOPE]
 }

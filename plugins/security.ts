@@ -94,8 +94,8 @@ export default fp(async function security (fastify) {
   await fastify.register(cors, {
     origin: config.corsOrigins.length > 0 ? config.corsOrigins : false,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID'],
-    exposedHeaders: ['X-Request-Id', 'Location', 'Retry-After', 'ETag'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Idempotency-Key'],
+    exposedHeaders: ['X-Request-Id', 'Location', 'Retry-After', 'ETag', 'Idempotent-Replayed'],
     maxAge: 600
   })
 

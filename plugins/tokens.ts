@@ -8,11 +8,19 @@ import { insertRefreshToken } from '../sql/sessions'
 import { familyIdsOf } from '../sql/families'
 import type { Role } from '../lib/roles'
 
+/** What limits a personal access token: its scope, and the one family it may reach. */
+export interface TokenLimits {
+  scope: 'read' | 'write'
+  familyId: number | null
+}
+
 /** The caller of a protected route, read from the database on every request. */
 export interface AuthUser {
   id: number
   role: Role
   sessionId: number
+  /** The limits of the personal access token the request came with; null for an access token. */
+  token: TokenLimits | null
 }
 
 /** What an access token names: the only claims the service trusts. */
@@ -89,7 +97,7 @@ export default fp(async function tokens (fastify) {
   const decorated: Tokens = {
     hash: sha256,
     async issue (db, user, sessionId, replacesId) {
-      const families = await familyIdsOf(db, user.id)
+      const families = await familyIdsOf(db, { userId: user.id, familyId: null })
       const accessToken = fastify.jwt.sign({ sub: String(user.id), sid: sessionId, role: user.role, families })
       const refreshToken = refresh.sign({ sub: String(user.id), sid: sessionId, jti: randomBytes(16).toString('base64url') })
       await insertRefreshToken(db, { sessionId, userId: user.id, tokenHash: sha256(refreshToken), replacesId, ttlSeconds: config.refreshTokenTtl })

@@ -8,9 +8,10 @@ import {
 } from '../lib/schemas'
 import { preconditionFailed, type OneStatementCreate } from '../plugins/access'
 import { beginChange } from '../sql/changes'
+import { childFacts } from '../sql/children'
 import { orderBy } from '../sql/list'
 import {
-  deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockRecord, recordVersion, replaceRecord, visitOfChild
+  deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockParent, lockRecord, recordVersion, replaceRecord, visitOfChild
 } from '../sql/records'
 import { historyRoute } from './history'
 import { KINDS, type RegisteredKind } from '../kinds'
@@ -40,7 +41,8 @@ const ONE_STATEMENT = 'The token is checked first (401); the session, the family
 /** The rules between records: dates within the child's life, links to a visit of the same child. */
 async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, body: Values, childId: number): Promise<void> {
   const visitOk = typeof body.visitId !== 'number' || await visitOfChild(db, body.visitId, childId)
-  const issues = ruleIssues(spec, body, request.scope.childBirth, visitOk)
+  const child = spec.childRules?.applies(body) === true ? await childFacts(db, childId) : undefined
+  const issues = ruleIssues(spec, body, request.scope.childBirth, visitOk, child ?? { scheduleId: null })
   if (issues.length > 0) throw invalidRequest(issues)
 }
 
@@ -115,12 +117,15 @@ export function recordRoutes (spec: RecordSpec) {
     /**
      * A plain create in one round trip: the session, the scope, the rules and
      * the insert with its change in one statement. A create that writes more
-     * than its record (a visit with its measurement) is not one statement.
+     * than its record (a visit with its measurement), or whose rules read the
+     * child apart (a vaccine naming its series), is not one statement.
      */
     const insert: OneStatementCreate = {
       values: request => {
         const values = valuesOf(request)
-        return spec.createsWith !== undefined && values[spec.createsWith.field] != null ? null : values
+        if (spec.createsWith !== undefined && values[spec.createsWith.field] != null) return null
+        // Rules that read the child apart (its schedule) are run by the handler.
+        return spec.childRules?.applies(values) === true ? null : values
       },
       insert: (childId, values, actor) => insertFrom(sql, spec, childId, values, actor),
       rules: (values, birth, visitOk) => ruleIssues(spec, values, birth, visitOk),
@@ -170,24 +175,25 @@ export function recordRoutes (spec: RecordSpec) {
 
     /** The lists and creates under the child, and flat with childId. */
     function childRoutes (): void {
+      const createDescription = [spec.descriptions?.create, ONE_STATEMENT].filter(text => text !== undefined).join(' ')
       fastify.get(`/api/children/:childId/${spec.path}`, {
         preHandler: child('params.childId'),
-        schema: { operationId: `listChild${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}`, security, params: childParams, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
+        schema: { operationId: `listChild${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}`, description: spec.descriptions?.list, security, params: childParams, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses }
       }, list)
 
       fastify.post(`/api/children/:childId/${spec.path}`, {
         preHandler: createIn('params.childId'),
-        schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to a child`, description: ONE_STATEMENT, security, params: childParams, body: createBody, response: createResponses }
+        schema: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to a child`, description: createDescription, security, params: childParams, body: createBody, response: createResponses }
       }, create)
 
       fastify.get(`/api/${spec.path}`, {
         preHandler: child('query.childId'),
-        schema: { operationId: `list${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}, by childId`, security, querystring: Type.Object({ childId: Id, ...listQuery }), headers: ConditionalRead, response: listResponses }
+        schema: { operationId: `list${spec.plural}`, tags, summary: `A child's ${spec.path.replace('-', ' ')}, by childId`, description: spec.descriptions?.list, security, querystring: Type.Object({ childId: Id, ...listQuery }), headers: ConditionalRead, response: listResponses }
       }, list)
 
       fastify.post(`/api/${spec.path}`, {
         preHandler: createIn('body.childId'),
-        schema: { operationId: `create${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to the child named by childId`, description: ONE_STATEMENT, security, body: flatCreateBody, response: createResponses }
+        schema: { operationId: `create${spec.singular}`, tags, summary: `Add ${aNoun(spec)} to the child named by childId`, description: createDescription, security, body: flatCreateBody, response: createResponses }
       }, create)
     }
 
@@ -198,7 +204,7 @@ export function recordRoutes (spec: RecordSpec) {
       const { singular, path } = parent.kind
       // The parent's table, as the family scope knows it.
       const table = parent.kind.table as RecordTable
-      const url = `/api/${path}/:${parent.param}/${spec.path}`
+      const url = `/api/${path}/:${parent.param}/${parent.segment ?? spec.path}`
       const parentNoun = nounOf(parent.kind)
       fastify.get(url, {
         preHandler: fastify.familyScope({ target: { record: table, at }, name: singular, etag: 'child', cache: true, oneStatement: answer }),
@@ -215,6 +221,7 @@ export function recordRoutes (spec: RecordSpec) {
         await checkRules(sql, spec, request, values, childId)
         const created = await sql.begin(async tx => {
           await beginChange(tx, request.scope.familyId, request.user.id)
+          await lockParent(tx, { table: parent.kind.table, column: parent.column }, { parentId })
           return await insertRecord(tx, spec, childId, values, { [parent.column]: parentId })
         })
         return reply.code(201).header('location', `/api/${spec.path}/${created.id as number}`).send(respond(created))
@@ -239,6 +246,7 @@ export function recordRoutes (spec: RecordSpec) {
       await checkRules(sql, spec, request, values, request.scope.childId as number)
       const replaced = await sql.begin(async tx => {
         await beginChange(tx, request.scope.familyId, request.user.id)
+        await parentFirst(tx, id)
         const row = await replaceRecord(tx, spec, id, values, request.scope.expectedVersion)
         if (row === undefined) await changedMeanwhile(tx, id)
         return row as Values
@@ -255,6 +263,7 @@ export function recordRoutes (spec: RecordSpec) {
       const updated = await sql.begin(async tx => {
         // The family's clock first, then the row: the order every write takes them in.
         await beginChange(tx, request.scope.familyId, request.user.id)
+        await parentFirst(tx, id)
         const current = await lockRecord(tx, spec, id)
         if (current === undefined) throw new errors.notFound(spec.singular)
         const expected = request.scope.expectedVersion
@@ -275,10 +284,20 @@ export function recordRoutes (spec: RecordSpec) {
       const id = (request.params as { id: number }).id
       await sql.begin(async tx => {
         await beginChange(tx, request.scope.familyId, request.user.id)
+        await parentFirst(tx, id)
         if (!(await deleteRecord(tx, spec.table, id, request.scope.expectedVersion))) await changedMeanwhile(tx, id)
       })
       return reply.code(204).send(null)
     })
+
+    /**
+     * A record's parent is locked before the record: the parent's derived
+     * values move with its records (an illness's highest reading, a course's
+     * next dose), and every writer takes the two rows in this order.
+     */
+    async function parentFirst (tx: Tx, id: number): Promise<void> {
+      if (spec.parent !== undefined) await lockParent(tx, { table: spec.parent.kind.table, column: spec.parent.column }, { table: spec.table, id })
+    }
 
     /** A guarded write found nothing: the record changed (412) or went (404) since the scope saw it. */
     async function changedMeanwhile (tx: Tx, id: number): Promise<never> {

@@ -3,8 +3,8 @@
 # service built into dist/, installed with `npm ci --omit=dev`, runs with
 # `node dist/server.js` against the machine's PostgreSQL service at
 # 127.0.0.1:5432, in a database of its own, without the embedded PostgreSQL.
-#   - the install has neither embedded-postgres (nor its binaries) nor any dev
-#     dependency, and sharp loads;
+#   - the install has neither embedded-postgres (nor its binaries) nor any
+#     package the lock file holds for development only, and sharp loads;
 #   - nothing in dist/ requires a package outside the dependencies, but for
 #     embedded-postgres and pino-pretty, each inside a function of one file
 #     that copes without it (the server's start below proves it);
@@ -61,7 +61,7 @@ step=$SECONDS
 mkdir -p "$work/build"
 # What tsconfig.build.json compiles, and what the build reads besides.
 sources=$(node -p "require('./tsconfig.build.json').include.join('\n')")
-for source in $sources package.json package-lock.json tsconfig.json tsconfig.build.json scripts/copy-assets.js migrations growth/cdc; do
+for source in $sources package.json package-lock.json tsconfig.json tsconfig.build.json scripts/copy-assets.js migrations growth/cdc schedules; do
   mkdir -p "$work/build/$(dirname "$source")"
   cp -R "$source" "$work/build/$source"
 done
@@ -91,10 +91,21 @@ for absent in embedded-postgres @embedded-postgres; do
   fi
 done
 if sharp=$(cd "$app" && node -p "require('sharp').versions.vips" 2>&1); then pass "sharp loads (libvips $sharp)"; else fail "sharp does not load: $(head -n 1 <<<"$sharp")"; fi
-dev=$(node -p "Object.keys(require('./package.json').devDependencies).join(' ')")
-installed=
-for name in $dev; do [ ! -e "$app/node_modules/$name" ] || installed="$installed $name"; done
-if [ -z "$installed" ]; then pass "no dev dependency is installed"; else fail "dev dependencies installed:$installed"; fi
+# The lock file's own mark: a package it holds for development only must be
+# left out. A dev dependency that a production package needs too (graphile-
+# worker's @types/node, cosmiconfig's optional peer typescript) is not marked so.
+if installed=$(node - "$app" <<'EOF'
+const { existsSync, readFileSync } = require('node:fs')
+const path = require('node:path')
+const { packages } = JSON.parse(readFileSync('package-lock.json', 'utf8'))
+const found = Object.entries(packages).filter(([name, entry]) => name !== '' && entry.dev === true && existsSync(path.join(process.argv[2], name)))
+console.log(found.map(([name]) => name.replace(/^node_modules\//, '')).join(' '))
+EOF
+) && [ -z "$installed" ]; then
+  pass "no package the lock file holds for development only is installed"
+else
+  fail "installed, though the lock file holds them for development only: $installed"
+fi
 
 echo "== the packages dist/ requires"
 if node - "$app" <<'EOF'

@@ -1,6 +1,7 @@
 // Puts beside the compiled code what the built service reads at run time: the
 // migrations (db/migrate.js finds them at ../migrations), CDC's growth charts
-// (lib/growth/cdc.js finds them at ../../growth/cdc) and a package.json that
+// (lib/growth/cdc.js finds them at ../../growth/cdc), the vaccine schedules
+// (lib/schedules/load.js finds them at ../../schedules) and a package.json that
 // gives the version and keeps dist/ a CommonJS package.
 const { cpSync, rmSync, writeFileSync } = require('node:fs')
 const path = require('node:path')
@@ -13,4 +14,6 @@ rmSync(path.join(dist, 'migrations'), { recursive: true, force: true })
 cpSync(path.join(root, 'migrations'), path.join(dist, 'migrations'), { recursive: true })
 rmSync(path.join(dist, 'growth', 'cdc'), { recursive: true, force: true })
 cpSync(path.join(root, 'growth', 'cdc'), path.join(dist, 'growth', 'cdc'), { recursive: true })
+rmSync(path.join(dist, 'schedules'), { recursive: true, force: true })
+cpSync(path.join(root, 'schedules'), path.join(dist, 'schedules'), { recursive: true })
 writeFileSync(path.join(dist, 'package.json'), JSON.stringify({ name, version, private: true, type: 'commonjs' }, null, 2) + '\n')

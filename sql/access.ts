@@ -21,7 +21,27 @@ export interface Resolved {
   clock: string | null
 }
 
-export type TargetKind = { family: unknown } | { child: unknown } | { record: RecordTable } | { history: ChangeKind }
+export type TargetKind = { family: unknown } | { child: unknown } | { record: RecordTable } | { history: ChangeKind } | { share: unknown }
+
+/**
+ * Whom the family checks are for: a user, or a user's personal access token
+ * bound to one family, whose caller is a member of no other. (A read token's
+ * writes are refused before any family is looked up: plugins/token-rules.ts.)
+ */
+export interface Caller {
+  userId: number
+  familyId: number | null
+}
+
+/** A family column limited to the caller's token family, when it has one. */
+export function inCallerFamily (db: Db, caller: Caller, column: Fragment): Fragment {
+  return caller.familyId === null ? db`true` : db`${column} = ${caller.familyId}`
+}
+
+/** The join of the caller's membership `m` of a family. */
+function membership (db: Db, caller: Caller, family: Fragment): Fragment {
+  return db`m.family_id = ${family} and m.user_id = ${caller.userId} and ${inCallerFamily(db, caller, db`m.family_id`)}`
+}
 
 /** Which clock a read's ETag is made from: the child's (its changes and its records') or the family's. */
 export type ClockOf = 'child' | 'family' | null
@@ -42,14 +62,14 @@ function clockOf (db: Db, clock: ClockOf, family: Fragment, child: Fragment): Fr
  * a clock for the read's ETag. The history of an item is found through its
  * last change, so that it stays readable after the item is deleted.
  */
-export function targetQuery (db: Db, userId: number, target: TargetKind, id: number, clock: ClockOf = null): PendingQuery<Resolved[]> {
+export function targetQuery (db: Db, caller: Caller, target: TargetKind, id: number, clock: ClockOf = null): PendingQuery<Resolved[]> {
   if ('family' in target) {
     return db<Resolved[]>`
       select f.id as "familyId", null::int as "childId", null::date as "childBirth", m.role,
              (select k.version from family_clocks k where k.family_id = f.id) as version,
              ${clockOf(db, clock, db`f.id`, db`null::int`)} as clock
       from families f
-      left join family_members m on m.family_id = f.id and m.user_id = ${userId}
+      left join family_members m on ${membership(db, caller, db`f.id`)}
       where f.id = ${id}
     `
   }
@@ -58,8 +78,19 @@ export function targetQuery (db: Db, userId: number, target: TargetKind, id: num
       select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role, c.version,
              ${clockOf(db, clock, db`c.family_id`, db`c.id`)} as clock
       from children c
-      left join family_members m on m.family_id = c.family_id and m.user_id = ${userId}
+      left join family_members m on ${membership(db, caller, db`c.family_id`)}
       where c.id = ${id}
+    `
+  }
+  if ('share' in target) {
+    // A share link of a child: not a record, it has no version.
+    return db<Resolved[]>`
+      select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role, null::int as version,
+             ${clockOf(db, clock, db`c.family_id`, db`c.id`)} as clock
+      from shares s
+      join children c on c.id = s.child_id
+      left join family_members m on ${membership(db, caller, db`c.family_id`)}
+      where s.id = ${id}
     `
   }
   if ('history' in target) {
@@ -73,7 +104,7 @@ export function targetQuery (db: Db, userId: number, target: TargetKind, id: num
         limit 1
       ) x
       left join children c on c.id = x.child_id
-      left join family_members m on m.family_id = x.family_id and m.user_id = ${userId}
+      left join family_members m on ${membership(db, caller, db`x.family_id`)}
     `
   }
   return db<Resolved[]>`
@@ -81,13 +112,13 @@ export function targetQuery (db: Db, userId: number, target: TargetKind, id: num
            ${clockOf(db, clock, db`c.family_id`, db`c.id`)} as clock
     from ${db(target.record)} r
     join children c on c.id = r.child_id
-    left join family_members m on m.family_id = c.family_id and m.user_id = ${userId}
+    left join family_members m on ${membership(db, caller, db`c.family_id`)}
     where r.id = ${id}
   `
 }
 
-export async function resolveTarget (db: Db, userId: number, target: TargetKind, id: number, clock: ClockOf = null): Promise<Resolved | undefined> {
-  const [row] = await targetQuery(db, userId, target, id, clock)
+export async function resolveTarget (db: Db, caller: Caller, target: TargetKind, id: number, clock: ClockOf = null): Promise<Resolved | undefined> {
+  const [row] = await targetQuery(db, caller, target, id, clock)
   return row
 }
 
@@ -132,7 +163,7 @@ export interface CheckedCreate {
 }
 
 export interface CreateChecks {
-  userId: number
+  caller: Caller
   sessionId: number
   childId: number
   /** The record's dates: none may be before the child's date of birth. */
@@ -142,6 +173,8 @@ export interface CreateChecks {
   rulesOk: boolean
   /** The family roles that may write: the route's least role and those above it. */
   roles: FamilyRole[]
+  /** The only family the child may belong to (a batch's), or null for any. */
+  family: number | null
 }
 
 /**
@@ -153,7 +186,8 @@ export interface CreateChecks {
  * a row only then.
  */
 export async function createChecked (db: Db, checks: CreateChecks, insert: (actor: Fragment) => Fragment): Promise<CheckedCreate> {
-  const { userId, sessionId, childId, visitId } = checks
+  const { caller, sessionId, childId, visitId } = checks
+  const userId = caller.userId
   const [row] = await db<CheckedCreate[]>`
     with principal as (
       select u.role, u.disabled, s.revoked_at is null and s.expires_at > now() as "sessionActive"
@@ -164,7 +198,7 @@ export async function createChecked (db: Db, checks: CreateChecks, insert: (acto
     target as (
       select c.family_id as "familyId", c.date_of_birth as "childBirth", m.role
       from children c
-      left join family_members m on m.family_id = c.family_id and m.user_id = ${userId}
+      left join family_members m on ${membership(db, caller, db`c.family_id`)}
       where c.id = ${childId}
     ),
     link as (
@@ -175,6 +209,7 @@ export async function createChecked (db: Db, checks: CreateChecks, insert: (acto
       select t."familyId", begin_change(t."familyId", ${userId})
       from principal p, target t, link l
       where p."sessionActive" and not p.disabled and t.role::text = any(${checks.roles}::text[])
+        and (${checks.family}::integer is null or t."familyId" = ${checks.family}::integer)
         and l.ok and ${checks.rulesOk}::boolean and t."childBirth" <= all(${checks.dates}::date[])
     ),
     created as (
@@ -206,7 +241,7 @@ export interface CheckedRead {
  * this instance or by the client.
  */
 export async function readChecked (
-  db: Db, who: { userId: number, sessionId: number }, target: TargetKind, id: number, clock: ClockOf, body: Fragment
+  db: Db, who: { caller: Caller, sessionId: number }, target: TargetKind, id: number, clock: ClockOf, body: Fragment
 ): Promise<CheckedRead | undefined> {
   const [row] = await db<CheckedRead[]>`
     select
@@ -218,8 +253,8 @@ export async function readChecked (
       end as body
     from sessions s
     join users u on u.id = s.user_id
-    left join lateral (${targetQuery(db, who.userId, target, id, clock)} offset 0) t on true
-    where s.id = ${who.sessionId} and s.user_id = ${who.userId}
+    left join lateral (${targetQuery(db, who.caller, target, id, clock)} offset 0) t on true
+    where s.id = ${who.sessionId} and s.user_id = ${who.caller.userId}
   `
   return row
 }

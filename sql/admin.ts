@@ -69,7 +69,7 @@ export async function getStats (db: Db): Promise<Stats> {
       coalesce((select n from count_of where table_name = 'illnesses'), 0) as illnesses,
       coalesce((select n from count_of where table_name = 'attachments'), 0) as attachments,
       coalesce((select sum(bytes) from count_of where table_name in ('attachments', 'children')), 0) as "storageBytes",
-      (select count(*) from sessions where revoked_at is null and expires_at > now()) as "activeSessions",
+      (select count(*) from sessions where revoked_at is null and expires_at > now() and token_hash is null) as "activeSessions",
       coalesce((select sum(deltas) from kept), 0) as deltas
   `
   const { deltas, ...stats } = row

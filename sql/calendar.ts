@@ -1,6 +1,9 @@
 import type { Db } from '../db/client'
-import type { FeedDue, FeedVisit } from '../lib/calendar'
-import { latestDoses } from './medical-events'
+import type { FeedDue, FeedScheduleDose, FeedVisit } from '../lib/calendar'
+import { utcToday } from '../lib/days'
+import { addMonths } from '../lib/schedules'
+import { dueOfChildren, latestDoses } from './medical-events'
+import { inCallerFamily, type Caller } from './access'
 import { pageTotal } from './list'
 
 export interface CalendarFeed {
@@ -10,10 +13,14 @@ export interface CalendarFeed {
   createdAt: Date
 }
 
-/** A visit or a vaccine's due date, as one event of a feed. */
-export type FeedEvent = { kind: 'visit', visit: FeedVisit } | { kind: 'due', due: FeedDue }
+/** A visit, a vaccine's due date or a dose of a child's schedule, as one event of a feed. */
+export type FeedEvent = { kind: 'visit', visit: FeedVisit } | { kind: 'due', due: FeedDue } | { kind: 'schedule', dose: FeedScheduleDose }
 
-/** What a feed's link shows: the family's name, and its visits and its vaccines' due dates in range, by date (visits first on a day). */
+/**
+ * What a feed's link shows: the family's name, and its visits, its vaccines'
+ * due dates and its children's schedule doses in range, by date (visits
+ * first on a day, then due dates, then schedule doses).
+ */
 export interface FeedContent {
   familyName: string
   events: FeedEvent[]
@@ -56,24 +63,27 @@ export async function insertFeed (
   return row
 }
 
-export async function listFeeds (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: CalendarFeed[], total: number }> {
+/** The user's feeds (of the family a personal access token is bound to, if it is). */
+export async function listFeeds (db: Db, who: Caller, limit: number, offset: number): Promise<{ rows: CalendarFeed[], total: number }> {
+  const { userId } = who
+  const within = inCallerFamily(db, who, db`family_id`)
   const rows = await db<(CalendarFeed & { total: number })[]>`
     select
       c.id, c.family_id as "familyId", f.name as "familyName", c.created_at as "createdAt",
-      (select count(*) from calendar_feeds where user_id = ${userId}) as total
+      (select count(*) from calendar_feeds where user_id = ${userId} and ${within}) as total
     from calendar_feeds c
     join families f on f.id = c.family_id
-    where c.user_id = ${userId}
+    where c.user_id = ${userId} and ${inCallerFamily(db, who, db`c.family_id`)}
     order by c.id
     limit ${limit} offset ${offset}
   `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from calendar_feeds where user_id = ${userId}`)
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from calendar_feeds where user_id = ${userId} and ${within}`)
   return { rows, total }
 }
 
-/** Deletes one of the user's feeds; false when the user has no feed of that id. */
-export async function deleteOwnFeed (db: Db, userId: number, id: number): Promise<boolean> {
-  const rows = await db`delete from calendar_feeds where id = ${id} and user_id = ${userId} returning id`
+/** Deletes one of the user's feeds; false when the user has no feed of that id (within a token's family). */
+export async function deleteOwnFeed (db: Db, who: Caller, id: number): Promise<boolean> {
+  const rows = await db`delete from calendar_feeds where id = ${id} and user_id = ${who.userId} and ${inCallerFamily(db, who, db`family_id`)} returning id`
   return rows.length > 0
 }
 
@@ -82,11 +92,12 @@ export async function deleteOwnFeed (db: Db, userId: number, id: number): Promis
  * feed has that hash, its user is disabled or no longer a member of its
  * family. Visits from 12 months back on, the future ones included; the due
  * dates of the children's vaccines (of each vaccine's latest dose) in the
- * same range.
+ * same range; and the doses of each child's schedule not yet recorded whose
+ * dueFrom is in that range (today in UTC), as the due list works them out.
  */
 export async function readFeed (db: Db, tokenHash: string): Promise<FeedContent | undefined> {
   // A feed without events is one row whose event columns are null.
-  const rows = await db<Array<FeedRow & { familyName: string }>>`
+  const rows = await db<Array<FeedRow & { familyName: string, familyId: number }>>`
     with feed as (
       select c.family_id, f.name
       from calendar_feeds c
@@ -95,7 +106,7 @@ export async function readFeed (db: Db, tokenHash: string): Promise<FeedContent 
       join families f on f.id = c.family_id
       where c.token_hash = ${tokenHash}
     )
-    select feed.name as "familyName", e.*
+    select feed.name as "familyName", feed.family_id as "familyId", e.*
     from feed
     left join lateral (
       select
@@ -125,5 +136,34 @@ export async function readFeed (db: Db, tokenHash: string): Promise<FeedContent 
       events.push({ kind: 'due', due: { id: row.id, childName: row.childName, name: row.vaccine as string, dueDate: row.date, date: row.doseDate as string, doseNumber: row.doseNumber, version: row.version, updatedAt: row.updatedAt } })
     }
   }
-  return { familyName: rows[0].familyName, events }
+  const today = utcToday()
+  const since = addMonths(today, -12)
+  const { children } = await dueOfChildren(db, { familyId: rows[0].familyId }, today)
+  for (const child of children) {
+    for (const item of child.items) {
+      if (item.source !== 'schedule' || item.dueFrom < since) continue
+      events.push({
+        kind: 'schedule',
+        dose: {
+          childId: child.childId, childName: child.childName, scheduleId: child.scheduleId as string, vaccine: item.vaccine as string,
+          seriesName: item.name, doseNumber: item.doseNumber as number, dueFrom: item.dueFrom, dueBy: item.dueBy,
+          sequence: child.changes, updatedAt: child.updatedAt
+        }
+      })
+    }
+  }
+  return { familyName: rows[0].familyName, events: events.map((event, index) => ({ event, index })).sort(byDay).map(({ event }) => event) }
+}
+
+const RANK = { visit: 0, due: 1, schedule: 2 }
+
+function dayOf (event: FeedEvent): string {
+  return event.kind === 'visit' ? event.visit.date : event.kind === 'due' ? event.due.dueDate : event.dose.dueFrom
+}
+
+/** By day, visits first on a day, then due dates, then schedule doses; otherwise in the order read. */
+function byDay (a: { event: FeedEvent, index: number }, b: { event: FeedEvent, index: number }): number {
+  const [dayA, dayB] = [dayOf(a.event), dayOf(b.event)]
+  if (dayA !== dayB) return dayA < dayB ? -1 : 1
+  return RANK[a.event.kind] - RANK[b.event.kind] || a.index - b.index
 }

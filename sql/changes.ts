@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import { inCallerFamily, type Caller } from './access'
 import type { ChangeKind, Position, StoredChange } from '../kinds/changes'
 import { pageTotal } from './list'
 
@@ -63,13 +64,16 @@ export async function changesHeldBack (db: Db, familyId: number): Promise<boolea
   return row.held
 }
 
-/** The clocks of every family of a user, as one string: it moves when anything in them or the memberships change. */
-export async function membershipClock (db: Db, userId: number): Promise<string> {
+/**
+ * The clocks of every family of a user (those a personal access token may
+ * see), as one string: it moves when anything in them or the memberships change.
+ */
+export async function membershipClock (db: Db, who: Caller): Promise<string> {
   const [row] = await db<{ clock: string }[]>`
     select coalesce(string_agg(k.family_id || ':' || k.epoch || '.' || family_changes(k.family_id), ',' order by k.family_id), '') as clock
     from family_members m
     join family_clocks k on k.family_id = m.family_id
-    where m.user_id = ${userId}
+    where m.user_id = ${who.userId} and ${inCallerFamily(db, who, db`m.family_id`)}
   `
   return row.clock
 }

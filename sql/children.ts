@@ -1,5 +1,6 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
+import { inCallerFamily, type Caller } from './access'
 import { KINDS } from '../kinds'
 import { avatarUrl } from '../lib/files/names'
 import type { StoredNames } from '../lib/stored-files'
@@ -16,6 +17,7 @@ export interface ChildRow {
   gestationalAgeAtBirthWeeks: number | null
   gestationalAgeAtBirthDays: number | null
   growthReference: string
+  scheduleId: string | null
   version: number
   createdAt: Date
   updatedAt: Date
@@ -29,6 +31,8 @@ export interface ChildFields {
   gestationalAgeAtBirthDays?: number | null
   /** `who` when left out. */
   growthReference?: string
+  /** null when left out. */
+  scheduleId?: string | null
 }
 
 export const childSorts = { name: 'name', dateOfBirth: 'date_of_birth', createdAt: 'created_at' }
@@ -37,19 +41,20 @@ const columns = (db: Db): Fragment => db`
   id, family_id as "familyId", name, date_of_birth as "dateOfBirth", sex,
   case when avatar_name is null then null else ${avatarUrl('')}::text || avatar_name end as "avatarUrl",
   gestational_age_weeks as "gestationalAgeAtBirthWeeks", gestational_age_days as "gestationalAgeAtBirthDays",
-  growth_reference as "growthReference", version, created_at as "createdAt", updated_at as "updatedAt"
+  growth_reference as "growthReference", schedule_id as "scheduleId", version, created_at as "createdAt", updated_at as "updatedAt"
 `
 
-/** The children of the caller's families, or of one of them. */
+/** The children of the caller's families (those a personal access token may see), or of one of them. */
 export async function listChildren (
-  db: Db, userId: number, familyId: number | null, order: Fragment, limit: number, offset: number
+  db: Db, who: Caller, familyId: number | null, order: Fragment, limit: number, offset: number
 ): Promise<{ rows: ChildRow[], total: number }> {
+  const { userId } = who
   const scope = familyId === null
-    ? db`family_id in (select family_id from family_members where user_id = ${userId})`
+    ? db`family_id in (select m.family_id from family_members m where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)})`
     : db`family_id = ${familyId}`
   // The number of children is kept by family.
   const counted = familyId === null
-    ? db`(select coalesce(sum(family_children(m.family_id)), 0)::bigint from family_members m where m.user_id = ${userId})`
+    ? db`(select coalesce(sum(family_children(m.family_id)), 0)::bigint from family_members m where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)})`
     : db`family_children(${familyId})`
   const rows = await db<(ChildRow & { total: number })[]>`
     select ${columns(db)}, ${counted} as total
@@ -72,10 +77,11 @@ export async function findChild (db: Db, id: number): Promise<ChildRow | undefin
 
 export async function insertChild (db: Db, familyId: number, fields: ChildFields): Promise<ChildRow> {
   const [row] = await db<ChildRow[]>`
-    insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days, growth_reference)
+    insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days, growth_reference, schedule_id)
     values (
       ${familyId}, ${fields.name}, ${fields.dateOfBirth}, ${fields.sex},
-      ${fields.gestationalAgeAtBirthWeeks ?? null}, ${fields.gestationalAgeAtBirthDays ?? null}, ${fields.growthReference ?? 'who'}
+      ${fields.gestationalAgeAtBirthWeeks ?? null}, ${fields.gestationalAgeAtBirthDays ?? null}, ${fields.growthReference ?? 'who'},
+      ${fields.scheduleId ?? null}
     )
     returning ${columns(db)}
   `
@@ -90,10 +96,17 @@ export async function replaceChild (db: Db, id: number, fields: ChildFields, exp
         gestational_age_weeks = ${fields.gestationalAgeAtBirthWeeks ?? null},
         gestational_age_days = ${fields.gestationalAgeAtBirthDays ?? null},
         growth_reference = ${fields.growthReference ?? 'who'},
+        schedule_id = ${fields.scheduleId ?? null},
         updated_at = now()
     where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
     returning ${columns(db)}
   `
+  return row
+}
+
+/** What the rules of a child's records read of the child besides its date of birth, or undefined when it is gone. */
+export async function childFacts (db: Db, id: number): Promise<{ scheduleId: string | null } | undefined> {
+  const [row] = await db<Array<{ scheduleId: string | null }>>`select schedule_id as "scheduleId" from children where id = ${id}`
   return row
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
+import { inCallerFamily, type Caller } from './access'
 import { pageTotal } from './list'
 
 export interface Family {
@@ -29,20 +30,22 @@ export async function addMember (db: Db, familyId: number, userId: number, role:
   await db`insert into family_members (family_id, user_id, role) values (${familyId}, ${userId}, ${role})`
 }
 
-export async function familyIdsOf (db: Db, userId: number): Promise<number[]> {
+export async function familyIdsOf (db: Db, who: Caller): Promise<number[]> {
   const rows = await db<{ familyId: number }[]>`
-    select family_id as "familyId" from family_members where user_id = ${userId} order by family_id
+    select family_id as "familyId" from family_members
+    where user_id = ${who.userId} and ${inCallerFamily(db, who, db`family_id`)}
+    order by family_id
   `
   return rows.map(row => row.familyId)
 }
 
 /** A family as seen by a user: with the user's role there (null when not a member). */
 /** The families of a user with the user's role in each, by id. */
-export async function membershipsOf (db: Db, userId: number): Promise<{ id: number, name: string, role: FamilyRole }[]> {
+export async function membershipsOf (db: Db, who: Caller): Promise<{ id: number, name: string, role: FamilyRole }[]> {
   return await db<{ id: number, name: string, role: FamilyRole }[]>`
     select f.id, f.name, m.role
     from family_members m join families f on f.id = m.family_id
-    where m.user_id = ${userId}
+    where m.user_id = ${who.userId} and ${inCallerFamily(db, who, db`m.family_id`)}
     order by f.id
   `
 }
@@ -62,7 +65,9 @@ export async function findFamily (db: Db, userId: number, familyId: number): Pro
   return row
 }
 
-export async function listFamiliesOf (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: Family[], total: number }> {
+export async function listFamiliesOf (db: Db, who: Caller, limit: number, offset: number): Promise<{ rows: Family[], total: number }> {
+  const { userId } = who
+  const within = inCallerFamily(db, who, db`family_id`)
   const rows = await db<(Family & { total: number })[]>`
     select
       f.id, f.name, m.role,
@@ -70,14 +75,14 @@ export async function listFamiliesOf (db: Db, userId: number, limit: number, off
       (select count(*) from children c where c.family_id = f.id) as "childCount",
       (select k.version from family_clocks k where k.family_id = f.id) as version,
       f.created_at as "createdAt",
-      (select count(*) from family_members where user_id = ${userId}) as total
+      (select count(*) from family_members where user_id = ${userId} and ${within}) as total
     from family_members m
     join families f on f.id = m.family_id
-    where m.user_id = ${userId}
+    where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)}
     order by f.id
     limit ${limit} offset ${offset}
   `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from family_members where user_id = ${userId}`)
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from family_members where user_id = ${userId} and ${within}`)
   return { rows, total }
 }
 

@@ -1,3 +1,4 @@
+import type { TObject, TSchema } from '@sinclair/typebox'
 import type { JSONValue, PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import type { RecordTableSpec } from '../kinds/kind'
@@ -82,6 +83,20 @@ export async function deleteRecord (db: Db, table: RecordTable, id: number, expe
   return rows.length > 0
 }
 
+/**
+ * Locks the row of a record's parent (`table`, `column`) for the rest of the
+ * transaction: by the record's id, or with `parentId` by the parent's own.
+ * Nothing is locked when either is gone.
+ */
+export async function lockParent (
+  db: Db, parent: { table: string, column: string }, record: { table: string, id: number } | { parentId: number }
+): Promise<void> {
+  const id = 'parentId' in record
+    ? db`${record.parentId}`
+    : db`(select r.${db(parent.column)} from ${db(record.table)} r where r.id = ${record.id})`
+  await db`select 1 from ${db(parent.table)} where id = ${id} for no key update`
+}
+
 /** A record's version now, or undefined when it is gone. */
 export async function recordVersion (db: Db, table: RecordTable, id: number): Promise<number | undefined> {
   const [row] = await db<{ version: number }[]>`select version from ${db(table)} where id = ${id}`
@@ -116,35 +131,61 @@ const BATCH = 1000
 
 /**
  * Inserts many records of one child, a batch to a statement, and answers them
- * in the order given. Each batch goes as one JSON array, which PostgreSQL
- * reads into the table's own column types.
+ * in the order given, each as the API writes it: JSON written by the
+ * database, as a list's page is, joined by commas. Each batch goes as one
+ * JSON array, which PostgreSQL reads into the table's own column types.
  */
 export async function insertRecords (
-  db: Db, spec: RecordTableSpec, childId: number, list: Array<Record<string, unknown>>
-): Promise<Array<Record<string, unknown>>> {
+  db: Db, spec: AnsweredTableSpec, childId: number, list: Array<Record<string, unknown>>, derived: Record<string, string> = {}
+): Promise<string> {
   const columns = spec.writable.map(camel => spec.columns[camel])
   // Each list in a fragment of its own: postgres.js reads a helper after `insert` as rows of values.
   const names = db`(child_id, ${db(columns)})`
   const picked = db`${childId}::integer, ${db(columns.map(column => `r.${column}`))}`
-  const created: Array<Record<string, unknown>> = []
+  const parts: string[] = []
   for (let start = 0; start < list.length; start += BATCH) {
     const batch = list.slice(start, start + BATCH).map(values => toColumns(spec, values))
-    const rows = await db`
-      insert into ${db(spec.table)} ${names}
-      select ${picked}
-      from json_populate_recordset(null::${db(spec.table)}, ${db.json(batch as JSONValue)}::json) with ordinality r
-      order by r.ordinality
-      returning ${db(snakeList(spec))}
-    `
     // Ids are taken in the order of the rows: they give the order back.
-    created.push(...rows.map(row => camelRow(spec, row)).sort((a, b) => (a.id as number) - (b.id as number)))
+    const [{ body }] = await db<Array<{ body: string | null }>>`
+      with created as (
+        insert into ${db(spec.table)} ${names}
+        select ${picked}
+        from json_populate_recordset(null::${db(spec.table)}, ${db.json(batch as JSONValue)}::json) with ordinality r
+        order by r.ordinality
+        returning *
+      )
+      select string_agg((select row_to_json(x) from (select ${apiColumns(db, spec, derived)}) x)::text, ',' order by r.id) as body
+      from created r
+    `
+    if (body !== null) parts.push(body)
   }
-  return created
+  return parts.join(',')
 }
 
-const TIMESTAMPS = new Set(['created_at', 'updated_at', 'taken_at'])
-/** Decimal columns: written as the shortest number that reads back as the same value, as JavaScript writes them. */
-const DECIMALS = new Set(['height_cm', 'weight_kg', 'head_circumference_cm', 'temperature_c', 'max_temperature_c'])
+/** A kind's table and the schema of its answer, which says how each column is written. */
+export type AnsweredTableSpec = RecordTableSpec & { schema: TObject }
+
+/** A field's types as its schema names them: `number`, `['string', 'null']`. */
+function typesOf (schema: TSchema | undefined): unknown[] {
+  const type = (schema as { type?: unknown } | undefined)?.type
+  return Array.isArray(type) ? type : [type]
+}
+
+/**
+ * Fields of the answer that are timestamps (`date-time`), written as the API
+ * writes them, and decimals (`number`, stored as numeric), written as the
+ * shortest number that reads back as the same value, as JavaScript writes them.
+ */
+function columnKinds (spec: AnsweredTableSpec): { timestamps: Set<string>, decimals: Set<string> } {
+  const timestamps = new Set<string>()
+  const decimals = new Set<string>()
+  for (const field of Object.keys(spec.columns)) {
+    const schema = spec.schema.properties[field] as TSchema | undefined
+    if ((schema as { format?: unknown } | undefined)?.format === 'date-time') timestamps.add(field)
+    else if (typesOf(schema).includes('number')) decimals.add(field)
+  }
+  return { timestamps, decimals }
+}
 
 /** Several fragments joined by commas. */
 function commas (db: Db, fragments: Fragment[]): Fragment {
@@ -157,12 +198,13 @@ function commas (db: Db, fragments: Fragment[]): Fragment {
  * them. Derived fields are constants of the code, never input; a derived
  * field of a column's name answers in its place.
  */
-function apiColumns (db: Db, spec: RecordTableSpec, derived: Record<string, string>): Fragment {
+function apiColumns (db: Db, spec: AnsweredTableSpec, derived: Record<string, string>): Fragment {
+  const { timestamps, decimals } = columnKinds(spec)
   const columns = Object.entries(spec.columns).map(([name, column]) => Object.hasOwn(derived, name)
     ? db`${db.unsafe(derived[name])} as ${db(name)}`
-    : TIMESTAMPS.has(column)
+    : timestamps.has(name)
       ? db`api_timestamp(r.${db(column)}) as ${db(name)}`
-      : DECIMALS.has(column)
+      : decimals.has(name)
         ? db`r.${db(column)}::float8 as ${db(name)}`
         : db`r.${db(column)} as ${db(name)}`)
   for (const [name, expression] of Object.entries(derived)) {
@@ -180,7 +222,7 @@ function apiColumns (db: Db, spec: RecordTableSpec, derived: Record<string, stri
  * list is read from its kept tally, a filtered list's is counted.
  */
 export function listBody (
-  db: Db, spec: RecordTableSpec, ownerId: number, filters: Fragment[], order: Fragment, limit: number, offset: number,
+  db: Db, spec: AnsweredTableSpec, ownerId: number, filters: Fragment[], order: Fragment, limit: number, offset: number,
   derived: Record<string, string> = {}
 ): Fragment {
   const where = db`r.${db(spec.parent?.column ?? 'child_id')} = ${ownerId} ${conditions(db, filters)}`

@@ -41,13 +41,16 @@ export interface ActiveSession {
   id: number
   userId: number
   role: Role
+  /** The limits of a personal access token's session, or null for a login's. */
+  token: { scope: 'read' | 'write', familyId: number | null } | null
 }
 
 /** Those of the sessions that are still active, with their users. */
 export async function sessionsStillActive (db: Db, sessionIds: number[]): Promise<ActiveSession[]> {
   if (sessionIds.length === 0) return []
   return db<ActiveSession[]>`
-    select s.id, s.user_id as "userId", u.role
+    select s.id, s.user_id as "userId", u.role,
+      case when s.token_hash is null then null else json_build_object('scope', s.token_scope, 'familyId', s.token_family_id) end as token
     from sessions s
     join users u on u.id = s.user_id
     where s.id = any(${db.array(sessionIds)}::int[]) and s.revoked_at is null and s.expires_at > now() and not u.disabled

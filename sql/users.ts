@@ -11,7 +11,8 @@ export interface User {
 }
 
 export interface Credentials extends User {
-  passwordHash: string
+  /** Null for an account made by signing in with the identity provider, until a password is set. */
+  passwordHash: string | null
   disabled: boolean
 }
 
@@ -30,7 +31,7 @@ export async function emailTaken (db: Db, email: string, exceptUserId: number | 
   return row.found
 }
 
-export async function insertUser (db: Db, user: { email: string, name: string, passwordHash: string, role: Role }): Promise<User> {
+export async function insertUser (db: Db, user: { email: string, name: string, passwordHash: string | null, role: Role }): Promise<User> {
   const [row] = await db<User[]>`
     insert into users (email, name, password_hash, role)
     values (${user.email}, ${user.name}, ${user.passwordHash}, ${user.role})

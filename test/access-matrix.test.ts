@@ -1,7 +1,9 @@
 import t from 'tap'
 import { createSigner } from 'fast-jwt'
-import { build, bearer, login, register, PASSWORD, TEST_ENV } from './helper'
-import { archivePayload, classify, concrete, fixture, injectRoute, multipartPayload, OWNER_ONLY, READS_BY_POST, sample, tableCounts, type Fixture } from './route-samples'
+import { build, bearer, call, familyOf, login, register, PASSWORD, TEST_ENV, type Pair } from './helper'
+import {
+  archivePayload, classify, concrete, DECIDED_INSIDE, fixture, injectRoute, multipartPayload, OWNER_ONLY, publicSample, READS_BY_POST, sample, tableCounts, WRITERS_ONLY_READS, type Fixture
+} from './route-samples'
 
 /**
  * Every route the app registers, tried by every kind of caller. The list of
@@ -9,7 +11,22 @@ import { archivePayload, classify, concrete, fixture, injectRoute, multipartPayl
  * remembering: it only needs a sample request in route-samples.ts, or this test fails.
  */
 
-type Persona = 'none' | 'expired' | 'otherSecret' | 'stranger' | 'admin' | 'viewer' | 'member' | 'owner'
+type Persona = 'none' | 'expired' | 'otherSecret' | 'stranger' | 'admin' | 'viewer' | 'member' | 'owner' | TokenPersona
+
+/**
+ * Personal access tokens: the owner's, read-only, read and write, and read and
+ * write bound to the owner's own family (not the fixture's); and an
+ * administrator's, read and write.
+ */
+type TokenPersona = 'readToken' | 'writeToken' | 'boundToken' | 'adminToken'
+const TOKEN_PERSONAS: TokenPersona[] = ['readToken', 'writeToken', 'boundToken', 'adminToken']
+
+/** Routes of the account itself, which no token reaches (administration aside). */
+const TOKEN_REFUSED = /^(POST \/api\/me\/password|PATCH \/api\/me|GET \/api\/me\/sessions|DELETE \/api\/me\/sessions\/\{id\}|(GET|POST) \/api\/me\/tokens|DELETE \/api\/me\/tokens\/\{id\}|POST \/api\/auth\/logout|POST \/api\/invites\/accept)$/
+/** Routes that make a family: no token bound to a family. */
+const UNBOUND_ONLY = ['POST /api/families', 'POST /api/families/import']
+/** The POST a read token may send: it only reads. */
+const READS_BY_TOKEN = ['POST /api/families/{id}/events/tickets']
 
 t.test('every route against every kind of caller', async t => {
   const app = await build(t, { env: { REGISTRATION: 'open' } })
@@ -25,9 +42,18 @@ t.test('every route against every kind of caller', async t => {
   const claims = JSON.parse(Buffer.from(owner.accessToken.split('.')[1], 'base64url').toString())
   const expired = createSigner({ key: TEST_ENV.JWT_SECRET, algorithm: 'HS256', expiresIn: 1000, clockTimestamp: Date.now() - 3600_000 })({ sub: claims.sub, sid: claims.sid, role: 'user', families: [] })
   const otherSecret = createSigner({ key: TEST_ENV.JWT_REFRESH_SECRET, algorithm: 'HS256', expiresIn: 60000 })({ sub: claims.sub, sid: claims.sid, role: 'admin', families: [] })
+  const personal = async (pair: Pair, body: Record<string, unknown>): Promise<string> => {
+    const res = await call(app, pair, 'POST', '/api/me/tokens', body)
+    t.equal(res.statusCode, 201)
+    return res.json().token
+  }
   const tokens: Record<Persona, string | null> = {
     none: null, expired, otherSecret, stranger: stranger.accessToken, admin: admin.accessToken,
-    viewer: viewer.accessToken, member: member.accessToken, owner: owner.accessToken
+    viewer: viewer.accessToken, member: member.accessToken, owner: owner.accessToken,
+    readToken: await personal(owner, { name: 'read', scope: 'read' }),
+    writeToken: await personal(owner, { name: 'write', scope: 'write' }),
+    boundToken: await personal(owner, { name: 'bound', scope: 'write', familyId: familyOf(owner) }),
+    adminToken: await personal(admin, { name: 'admin', scope: 'write' })
   }
 
   const routes = [...new Set(app.checker.routes
@@ -62,13 +88,20 @@ t.test('every route against every kind of caller', async t => {
   const before = await tableCounts(app)
   for (const route of protectedRoutes) {
     const category = classify(route)
-    const write = !route.startsWith('GET ') && !READS_BY_POST.includes(route)
+    const write = (!route.startsWith('GET ') && !READS_BY_POST.includes(route) && !DECIDED_INSIDE.includes(route)) || WRITERS_ONLY_READS.includes(route)
     const refused: Array<[Persona, number]> = [['none', 401], ['expired', 401], ['otherSecret', 401]]
     if (category === 'admin') refused.push(['stranger', 403], ['viewer', 403], ['member', 403], ['owner', 403])
     if (category === 'family') {
       refused.push(['stranger', 403], ['admin', 403])
       if (write) refused.push(['viewer', 403])
       if (OWNER_ONLY.includes(route)) refused.push(['viewer', 403], ['member', 403])
+    }
+    if (category === 'admin' || TOKEN_REFUSED.test(route)) {
+      refused.push(...TOKEN_PERSONAS.map(persona => [persona, 403] as [Persona, number]))
+    } else {
+      if (!route.startsWith('GET ') && !READS_BY_TOKEN.includes(route)) refused.push(['readToken', 403])
+      if (category === 'family' || UNBOUND_ONLY.includes(route)) refused.push(['boundToken', 403])
+      if (category === 'family') refused.push(['adminToken', 403])
     }
     for (const [persona, status] of refused) {
       const res = await send(route, persona, shared)
@@ -84,17 +117,24 @@ t.test('every route against every kind of caller', async t => {
   const freshUsers = ids
   for (const route of protectedRoutes) {
     const category = classify(route)
-    const write = !route.startsWith('GET ') && !READS_BY_POST.includes(route)
+    const write = (!route.startsWith('GET ') && !READS_BY_POST.includes(route) && !DECIDED_INSIDE.includes(route)) || WRITERS_ONLY_READS.includes(route)
     const allowed: Persona[] = category === 'admin'
       ? ['admin']
       : category === 'own'
         ? ['stranger', 'viewer', 'owner']
         : OWNER_ONLY.includes(route) ? ['owner'] : write ? ['member', 'owner'] : ['viewer', 'member', 'owner']
+    // The owner's tokens may do what the owner may, within their limits.
+    if (category !== 'admin' && !TOKEN_REFUSED.test(route)) {
+      allowed.push('writeToken')
+      if (route.startsWith('GET ') || READS_BY_TOKEN.includes(route)) allowed.push('readToken')
+      if (category === 'own' && !UNBOUND_ONLY.includes(route)) allowed.push('boundToken')
+    }
     for (const persona of allowed) {
-      const f = await fixture(app, freshUsers)
+      // A token's read changes nothing: it reads the shared family, and a write gets a family of its own.
+      const f = persona.endsWith('Token') && route.startsWith('GET ') ? shared : await fixture(app, freshUsers)
       const res = await send(route, persona, f)
       t.ok(res.statusCode < 500 && res.statusCode !== 401 && res.statusCode !== 403, `${persona} may: ${route} (${res.statusCode} ${res.statusCode >= 400 ? res.body.slice(0, 120) : ''})`)
-      if (category === 'own' && persona === 'stranger') {
+      if (category === 'own' && (persona === 'stranger' || persona === 'boundToken')) {
         t.notOk(res.body.includes(f.marker), `stranger: ${route}: no data of another family`)
       }
       checked += 1
@@ -105,4 +145,18 @@ t.test('every route against every kind of caller', async t => {
     }
   }
   t.ok(checked > 400, `${protectedRoutes.length} routes × personas: ${checked} requests checked`)
+
+  // Share links: public, the token in the path is the credential, and a bearer changes nothing.
+  const linkRoutes = routes.filter(route => route.includes(' /api/shl/'))
+  t.same(linkRoutes.filter(route => (doc.paths[route.split(' ')[1]]?.[route.split(' ')[0].toLowerCase()]?.security ?? []).length > 0), [], 'the share link routes are public')
+  t.same(linkRoutes.filter(route => publicSample(route, shared) === undefined), [], 'every share link route has a sample request')
+  t.ok(linkRoutes.length >= 2)
+  for (const route of linkRoutes) {
+    const [method] = route.split(' ')
+    const s = publicSample(route, shared) as NonNullable<ReturnType<typeof publicSample>>
+    for (const [persona, token] of Object.entries(tokens)) {
+      const res = await injectRoute(app, { method: method as 'GET', url: s.url, headers: token === null ? {} : bearer(token), ...(s.body === undefined ? {} : { payload: s.body }) })
+      t.equal(res.statusCode, s.status, `${persona}: ${route}`)
+    }
+  }
 })

@@ -434,7 +434,7 @@ t.test('the OpenAPI document describes the upload as multipart/form-data', async
   t.same(Object.keys(post.requestBody.content), ['multipart/form-data'])
   const schema = post.requestBody.content['multipart/form-data'].schema
   t.match(schema, { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, visitId: { type: 'integer' } } })
-  t.same(Object.keys(post.responses).sort(), ['201', '400', '401', '403', '404', '413', '415', '500', '503'])
+  t.same(Object.keys(post.responses).sort(), ['201', '400', '401', '403', '404', '409', '413', '415', '422', '500', '503'])
   t.equal(doc.paths['/api/children/{childId}/attachments'].get.operationId, 'listChildAttachments')
   t.equal(doc.paths['/api/attachments/{id}'].get.operationId, 'getAttachment')
   t.equal(doc.paths['/api/attachments/{id}'].delete.operationId, 'deleteAttachment')

@@ -269,11 +269,12 @@ t.test('access tokens that are refused', async t => {
 })
 
 t.test('an access token expires after ACCESS_TOKEN_TTL', async t => {
-  const app = await build(t, { env: { ...OPEN, ACCESS_TOKEN_TTL: '1' } })
+  // Three seconds: a token's expiry counts in whole seconds, so one of a one-second lifetime may expire at once.
+  const app = await build(t, { env: { ...OPEN, ACCESS_TOKEN_TTL: '3' } })
   const pair = await register(app)
-  t.equal(pair.expiresIn, 1)
+  t.equal(pair.expiresIn, 3)
   t.equal((await me(app, pair.accessToken)).statusCode, 200)
-  await new Promise(resolve => setTimeout(resolve, 2100))
+  await new Promise(resolve => setTimeout(resolve, 4100))
   const res = await me(app, pair.accessToken)
   t.equal(res.statusCode, 401)
   t.equal(res.json().code, 'TOKEN_EXPIRED')

@@ -26,7 +26,7 @@ t.setTimeout(300000)
 
 t.test('the built dist/ runs with production dependencies only and answers health', async t => {
   await run('npm', ['run', 'build'], { cwd: ROOT })
-  for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'package.json', ...CDC_FILES]) {
+  for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'package.json', ...CDC_FILES, 'schedules/us-routine.json']) {
     t.ok(existsSync(path.join(ROOT, 'dist', file)), `npm run build made dist/${file}`)
   }
 
@@ -36,9 +36,20 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   cpSync(path.join(ROOT, 'dist'), path.join(install, 'dist'), { recursive: true })
   for (const file of ['package.json', 'package-lock.json']) cpSync(path.join(ROOT, file), path.join(install, file))
   await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: install })
-  for (const dev of ['typescript', 'tsx', 'tap']) t.notOk(existsSync(path.join(install, 'node_modules', dev)), `${dev} is not installed`)
+  for (const dev of ['tsx', 'tap']) t.notOk(existsSync(path.join(install, 'node_modules', dev)), `${dev} is not installed`)
+  // Every package the lock file holds for development only is left out. TypeScript is not among them: it is an
+  // optional peer of graphile-worker's configuration loader (cosmiconfig), which npm installs with it.
+  const locked = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')).packages as Record<string, { dev?: boolean }>
+  const devOnly = Object.entries(locked).filter(([name, entry]) => name !== '' && entry.dev === true).map(([name]) => name)
+  t.ok(devOnly.length > 100, `the lock file marks ${devOnly.length} packages as for development only`)
+  t.same(devOnly.filter(name => existsSync(path.join(install, name))), [], 'none of them is installed')
   const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/lib/growth/cdc").loadCdcTables()).length)'], { cwd: install })
   t.equal(tables.trim(), '7', 'the built code finds and checks CDC\'s seven files beside it')
+  const { stdout: schedules } = await run(process.execPath, ['-e', 'console.log(require("./dist/lib/schedules").schedules().map(s => s.id).join())'], { cwd: install })
+  t.equal(schedules.trim(), 'us-routine', 'and the vaccine schedules beside it')
+  // openid-client is ESM only: the CommonJS build loads it through require(esm), which Node 20.19 has.
+  const { stdout: oidc } = await run(process.execPath, ['-e', 'console.log(typeof require("./dist/lib/oidc/provider").OidcProvider.newChecks().codeVerifier)'], { cwd: install })
+  t.equal(oidc.trim(), 'string', 'the built code loads openid-client from the production install')
 
   const db = await testDatabase(t, { empty: true })
   const files = mkdtempSync(path.join(os.tmpdir(), 'child-health-files-'))

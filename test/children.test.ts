@@ -15,9 +15,9 @@ t.test('children: create, read, list, replace, delete', async t => {
   const kim = created.json()
   t.equal(created.headers.location, `/api/children/${kim.id}`)
   t.same(Object.keys(kim).sort(), [
-    'avatarUrl', 'createdAt', 'dateOfBirth', 'familyId', 'gestationalAgeAtBirthDays', 'gestationalAgeAtBirthWeeks', 'growthReference', 'id', 'name', 'sex', 'updatedAt', 'version'
+    'avatarUrl', 'createdAt', 'dateOfBirth', 'familyId', 'gestationalAgeAtBirthDays', 'gestationalAgeAtBirthWeeks', 'growthReference', 'id', 'name', 'scheduleId', 'sex', 'updatedAt', 'version'
   ])
-  t.match(kim, { familyId: family, name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female', avatarUrl: null, growthReference: 'who' })
+  t.match(kim, { familyId: family, name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female', avatarUrl: null, growthReference: 'who', scheduleId: null })
   t.same((await call(app, owner, 'GET', `/api/children/${kim.id}`)).json(), kim)
 
   const second = (await call(app, owner, 'POST', '/api/families', { name: 'Second' })).json()

@@ -63,6 +63,15 @@ t.test('a client generated with @hey-api/openapi-ts compiles under --strict and 
   )
   t.equal(compiled, '', 'the SDK and a session written against it compile with --strict')
 
-  const { runHeyFlow } = await import(path.join(dir, 'flow')) as { runHeyFlow: (url: string) => Promise<{ names: string[], weights: Array<number | null> }> }
-  t.same(await runHeyFlow(baseUrl), { names: ['Hey', 'Robin'], weights: [9.125] }, 'the SDK drives the service')
+  const { runHeyFlow } = await import(path.join(dir, 'flow')) as { runHeyFlow: (url: string) => Promise<unknown> }
+  t.same(await runHeyFlow(baseUrl), {
+    names: ['Hey', 'Robin'],
+    weights: [9.125, 9.5],
+    replayed: { header: 'true', sameId: true },
+    batch: { statuses: [201, 200], rolledBack: false }
+  }, 'the SDK drives the service: a write replayed by its key, and a batch')
+  const [{ n }] = await app.db.sql<{ n: number }[]>`select count(*)::int as n from measurements`
+  t.equal(n, 2, 'the create sent twice with one key was written once')
+  const [patched] = await app.db.sql<{ notes: string }[]>`select notes from measurements where weight_kg = 9.125`
+  t.equal(patched.notes, 'from the batch')
 })

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ConfigError, loadConfig } from '../lib/config'
@@ -247,4 +247,85 @@ t.test('REQUEST_TIMEOUT and HEADERS_TIMEOUT: seconds a request and its headers m
   refused(t, { ...PRODUCTION, REQUEST_TIMEOUT: 'a minute' }, 'REQUEST_TIMEOUT', /whole number/)
   refused(t, { ...PRODUCTION, HEADERS_TIMEOUT: '0' }, 'HEADERS_TIMEOUT', /between 1 and 3600/)
   refused(t, { ...PRODUCTION, REQUEST_TIMEOUT: '5', HEADERS_TIMEOUT: '10' }, 'HEADERS_TIMEOUT', /not be longer than REQUEST_TIMEOUT \(5\)/)
+})
+
+t.test('reminders: the worker on by default, e-mail set up by SMTP_URL and MAIL_FROM, retries and time limits', async t => {
+  const config = loadConfig(PRODUCTION)
+  t.same(config.reminders, { smtp: null, retryMs: 60_000, attempts: 6, sendTimeoutMs: 10_000 })
+  t.equal(config.jobWorker, true, 'the job queue\'s worker runs by default')
+  t.equal(config.webhookAllowPrivate, false)
+  const set = loadConfig({
+    ...PRODUCTION, REMINDERS: 'off', SMTP_URL: 'smtp://relay:secret@mail.home.arpa:587', MAIL_FROM: 'Child health <health@home.arpa>',
+    REMINDER_RETRY_MS: '500', REMINDER_ATTEMPTS: '2', REMINDER_SEND_TIMEOUT: '3', WEBHOOK_ALLOW_PRIVATE: 'true'
+  })
+  t.equal(set.jobWorker, false, 'REMINDERS=off, the older name, still turns the worker off')
+  t.same(set.reminders, {
+    smtp: { url: 'smtp://relay:secret@mail.home.arpa:587', from: 'Child health <health@home.arpa>' }, retryMs: 500, attempts: 2, sendTimeoutMs: 3000
+  })
+  t.equal(set.webhookAllowPrivate, true)
+  refused(t, { ...PRODUCTION, REMINDERS: 'maybe' }, 'REMINDERS', /one of on, off/)
+  t.equal(loadConfig({ ...PRODUCTION, JOB_WORKER: 'off' }).jobWorker, false)
+  t.equal(loadConfig({ ...PRODUCTION, JOB_WORKER: 'on', REMINDERS: 'off' }).jobWorker, true, 'JOB_WORKER wins over its older name')
+  refused(t, { ...PRODUCTION, JOB_WORKER: 'no' }, 'JOB_WORKER', /one of on, off/)
+  refused(t, { ...PRODUCTION, SMTP_URL: 'http://mail.example.org', MAIL_FROM: 'a@example.org' }, 'SMTP_URL', /smtp:\/\/ or smtps:\/\//)
+  refused(t, { ...PRODUCTION, SMTP_URL: 'not a url', MAIL_FROM: 'a@example.org' }, 'SMTP_URL', /must be a URL/)
+  refused(t, { ...PRODUCTION, SMTP_URL: 'smtp://mail.example.org' }, 'MAIL_FROM', /required with SMTP_URL/)
+  refused(t, { ...PRODUCTION, SMTP_URL: 'smtp://mail.example.org', MAIL_FROM: 'nobody' }, 'MAIL_FROM', /an address/)
+  refused(t, { ...PRODUCTION, MAIL_FROM: 'a@example.org' }, 'MAIL_FROM', /needs SMTP_URL/)
+  refused(t, { ...PRODUCTION, REMINDER_RETRY_MS: '10' }, 'REMINDER_RETRY_MS', /between 100 and/)
+  refused(t, { ...PRODUCTION, REMINDER_ATTEMPTS: '0' }, 'REMINDER_ATTEMPTS', /between 1 and 100/)
+  refused(t, { ...PRODUCTION, WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE', /one of true, false/)
+})
+
+t.test('PUBLIC_URL: the service\'s public address, read once, for share links and the VAPID subject', async t => {
+  t.equal(loadConfig(PRODUCTION).publicUrl, null, 'unset by default')
+  t.equal(loadConfig({ ...PRODUCTION, PUBLIC_URL: 'https://health.example.org/' }).publicUrl, 'https://health.example.org', 'without its trailing slash')
+  t.equal(loadConfig({ ...PRODUCTION, PUBLIC_URL: 'http://192.168.1.5:8080/health//' }).publicUrl, 'http://192.168.1.5:8080/health', 'a path and a port are kept')
+  refused(t, { ...PRODUCTION, PUBLIC_URL: 'health.example.org' }, 'PUBLIC_URL', /http or https URL/)
+  refused(t, { ...PRODUCTION, PUBLIC_URL: 'ftp://health.example.org' }, 'PUBLIC_URL', /http or https URL/)
+  refused(t, { ...PRODUCTION, PUBLIC_URL: 'https://health.example.org/?a=1' }, 'PUBLIC_URL', /without a query/)
+  refused(t, { ...PRODUCTION, PUBLIC_URL: 'https://user:pw@health.example.org' }, 'PUBLIC_URL', /credentials/)
+  refused(t, { ...PRODUCTION, PUBLIC_URL: `https://health.example.org/${'a'.repeat(60)}` }, 'PUBLIC_URL', /at most 76 characters/)
+  t.equal(loadConfig({ ...PRODUCTION, PUBLIC_URL: 'https://health.example.org/app' }).vapid.subject, 'https://health.example.org', 'the VAPID subject is its origin')
+})
+
+t.test('webhooks: retries within 24 hours by default, each setting checked', async t => {
+  t.same(loadConfig(PRODUCTION).webhooks, { retryMs: 5000, retryGrowth: 2, retryMaxMs: 3_600_000, giveUpMs: 86_400_000, timeoutMs: 10_000 })
+  t.same(loadConfig({
+    ...PRODUCTION, WEBHOOK_RETRY_MS: '200', WEBHOOK_RETRY_GROWTH: '1.5', WEBHOOK_RETRY_MAX_MS: '1000', WEBHOOK_GIVE_UP_MS: '60000', WEBHOOK_TIMEOUT: '3'
+  }).webhooks, { retryMs: 200, retryGrowth: 1.5, retryMaxMs: 1000, giveUpMs: 60_000, timeoutMs: 3000 })
+  refused(t, { ...PRODUCTION, WEBHOOK_RETRY_MS: '50' }, 'WEBHOOK_RETRY_MS', /between 100 and/)
+  refused(t, { ...PRODUCTION, WEBHOOK_RETRY_GROWTH: 'fast' }, 'WEBHOOK_RETRY_GROWTH', /a number like 2 or 1\.5/)
+  refused(t, { ...PRODUCTION, WEBHOOK_RETRY_GROWTH: '0.5' }, 'WEBHOOK_RETRY_GROWTH', /between 1 and 10/)
+  refused(t, { ...PRODUCTION, WEBHOOK_RETRY_MS: '5000', WEBHOOK_RETRY_MAX_MS: '1000' }, 'WEBHOOK_RETRY_MAX_MS', /not be shorter than WEBHOOK_RETRY_MS \(5000\)/)
+  refused(t, { ...PRODUCTION, WEBHOOK_GIVE_UP_MS: '10' }, 'WEBHOOK_GIVE_UP_MS', /between 1000 and/)
+  refused(t, { ...PRODUCTION, WEBHOOK_TIMEOUT: '0' }, 'WEBHOOK_TIMEOUT', /between 1 and 120/)
+})
+
+t.test('PUBLIC_URL is read once; sign-in with an identity provider needs all of its settings', async t => {
+  t.equal(loadConfig(PRODUCTION).publicUrl, null)
+  t.equal(loadConfig(PRODUCTION).oidc, null, 'no provider by default')
+  t.equal(loadConfig({ ...PRODUCTION, PUBLIC_URL: 'https://health.example.org/' }).publicUrl, 'https://health.example.org', 'without its trailing slash')
+  refused(t, { ...PRODUCTION, PUBLIC_URL: 'health.example.org' }, 'PUBLIC_URL', /http or https URL/)
+  refused(t, { ...PRODUCTION, PUBLIC_URL: 'ftp://health.example.org' }, 'PUBLIC_URL', /http or https URL/)
+  refused(t, { ...PRODUCTION, PUBLIC_URL: 'https://health.example.org/?a=1' }, 'PUBLIC_URL', /without a query/)
+
+  const full = { ...PRODUCTION, PUBLIC_URL: 'https://health.example.org', OIDC_ISSUER: 'https://id.example.org', OIDC_CLIENT_ID: 'health', OIDC_CLIENT_SECRET: ' s3cret ' }
+  t.same(loadConfig(full).oidc, {
+    issuer: 'https://id.example.org', clientId: 'health', clientSecret: ' s3cret ', scopes: 'openid email profile', name: 'id.example.org', ca: null, only: false
+  }, 'the defaults; a secret is never trimmed')
+  t.match(loadConfig({ ...full, OIDC_SCOPES: 'openid  email groups', OIDC_NAME: 'Pocket ID', OIDC_ONLY: 'true' }).oidc, { scopes: 'openid email groups', name: 'Pocket ID', only: true })
+  refused(t, { ...full, OIDC_CLIENT_SECRET: '' }, 'OIDC_CLIENT_SECRET', /must be set with OIDC_ISSUER and OIDC_CLIENT_ID/)
+  refused(t, { ...PRODUCTION, OIDC_CLIENT_ID: 'health' }, 'OIDC_ISSUER', /must be set with OIDC_CLIENT_ID/)
+  refused(t, { ...full, PUBLIC_URL: '' }, 'PUBLIC_URL', /required with OIDC_ISSUER/)
+  refused(t, { ...full, OIDC_ISSUER: 'http://id.example.org' }, 'OIDC_ISSUER', /https:/)
+  refused(t, { ...full, OIDC_ISSUER: 'id.example.org' }, 'OIDC_ISSUER', /must be a URL/)
+  refused(t, { ...full, OIDC_SCOPES: 'email profile' }, 'OIDC_SCOPES', /must include openid/)
+  refused(t, { ...full, OIDC_SCOPES: 'openid "email"' }, 'OIDC_SCOPES', /separated by spaces/)
+  refused(t, { ...full, OIDC_ONLY: 'yes' }, 'OIDC_ONLY', /true, false/)
+  refused(t, { ...PRODUCTION, OIDC_ONLY: 'true' }, 'OIDC_ONLY', /needs OIDC_ISSUER/)
+  const dir = tempDir(t)
+  refused(t, { ...full, OIDC_CA_FILE: path.join(dir, 'missing.pem') }, 'OIDC_CA_FILE', /cannot be read/)
+  writeFileSync(path.join(dir, 'not.pem'), 'hello')
+  refused(t, { ...full, OIDC_CA_FILE: path.join(dir, 'not.pem') }, 'OIDC_CA_FILE', /no PEM certificate/)
 })

@@ -134,6 +134,9 @@ t.test('every path it copies exists after a build, and its command is the built 
   for (const file of ['SHA256SUMS', ...cdcFiles]) t.ok(existsSync(path.join(image, 'dist', 'growth', 'cdc', file)), `and CDC's growth chart file ${file}`)
   const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/lib/growth/cdc").loadCdcTables()).length)'], { cwd: image })
   t.equal(tables.trim(), '7', 'which the built code finds and checks')
+  t.ok(existsSync(path.join(image, 'dist', 'schedules', 'us-routine.json')), 'and the vaccine schedules')
+  const { stdout: schedules } = await run(process.execPath, ['-e', 'console.log(require("./dist/lib/schedules").schedules().map(s => s.id).join())'], { cwd: image })
+  t.equal(schedules.trim(), 'us-routine', 'which the built code finds and checks')
   t.notOk(existsSync(path.join(image, 'test')), 'no tests in the image')
 
   const copiesModules = all(final, 'COPY').map(step => split(step.args)).find(({ words }) => words[0].endsWith('/node_modules'))

@@ -90,6 +90,7 @@ t.test('5,000 lines import in one request, read back equal, each with one create
   }
   t.same(read.map(pick), rows, 'GET reads back the same values, count and order')
   t.same(read.map(m => m.id), ids)
+  t.same(body.data, read, 'the answer holds each measurement as GET answers it, every field')
 
   const [changes] = await app.sql`
     select count(*)::int as n, count(distinct record_id)::int as records,

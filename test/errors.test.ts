@@ -297,6 +297,13 @@ t.test('CORS only for the configured origins', async t => {
   t.match(String(simple.headers['access-control-expose-headers']), /X-Request-Id/)
   t.match(String(simple.headers['access-control-expose-headers']), /Location/)
   t.match(String(simple.headers['access-control-expose-headers']), /Retry-After/)
+  t.match(String(simple.headers['access-control-expose-headers']), /Idempotent-Replayed/, 'a browser client sees that an answer was replayed')
+  const keyed = await app.inject({
+    method: 'OPTIONS',
+    url: '/api/children',
+    headers: { origin: 'https://app.example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' }
+  })
+  t.match(String(keyed.headers['access-control-allow-headers']), /Idempotency-Key/, 'and may send a key')
   const other = await app.inject({ method: 'GET', url: '/api/health', headers: { origin: 'https://evil.example.com' } })
   t.notOk(other.headers['access-control-allow-origin'], 'another origin gets no CORS header')
 

@@ -9,7 +9,7 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import { childBundle } from '../domain/export/child-records'
-import { issuesOf, type Issue } from './fhir-validate'
+import { assertValidBundle } from './fhir-validate'
 import { bearer, build, call, familyOf, join, register, type Pair } from './helper'
 import { created, OPEN, sha256, unzip, type App } from './import-helpers'
 
@@ -27,18 +27,7 @@ interface Bundle {
   entry: Array<{ fullUrl: string, resource: Resource }>
 }
 
-function assertValid (t: Test, bundle: Bundle): void {
-  const problems: string[] = []
-  const record = (what: string, issues: Issue[]): void => {
-    for (const issue of issues) problems.push(`${what}: ${issue.severity} ${issue.details?.text ?? ''} ${issue.expression?.join(',') ?? ''}`)
-  }
-  record('Bundle', issuesOf(bundle))
-  for (const { resource } of bundle.entry) {
-    record(resource.resourceType, issuesOf(resource))
-    for (const profile of resource.meta.profile ?? []) record(`${resource.resourceType} as ${profile}`, issuesOf(resource, profile))
-  }
-  t.same(problems, [], `the bundle and its ${bundle.entry.length} resources validate against FHIR R4`)
-}
+const assertValid = (t: Test, bundle: Bundle): void => assertValidBundle(t, bundle)
 
 // ---- the app, its users and a child's records ----
 
@@ -123,7 +112,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   t.equal(DISPOSITION.exec(disposition)?.[1], `zoe-odegard-${today}.json`, 'an ASCII file name from the child\'s name and the date')
   t.ok(disposition.endsWith(`; filename*=UTF-8''Zo%C3%AB-%C3%98deg%C3%A5rd-${today}.json`), 'and the name as written')
   const document = res.json()
-  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'temperatures', 'attachments', 'growth'])
+  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'temperatures', 'medicineCourses', 'medicineDoses', 'attachments', 'growth'])
   t.equal(document.schemaVersion, await lastMigration(app), 'the schema version is the last applied migration')
   t.ok(Math.abs(Date.parse(document.exportedAt) - Date.now()) < 60000, 'exportedAt is the moment of the export')
 
@@ -267,6 +256,8 @@ t.test('a family\'s ZIP archive holds the listed files, checked by its manifest'
       (select count(*) from medical_events e join children c on c.id = e.child_id where c.family_id = ${familyId}) as "medicalEvents",
       (select count(*) from illnesses i join children c on c.id = i.child_id where c.family_id = ${familyId}) as illnesses,
       (select count(*) from temperatures r join children c on c.id = r.child_id where c.family_id = ${familyId}) as temperatures,
+      (select count(*) from medicine_courses m join children c on c.id = m.child_id where c.family_id = ${familyId}) as "medicineCourses",
+      (select count(*) from medicine_doses d join children c on c.id = d.child_id where c.family_id = ${familyId}) as "medicineDoses",
       (select count(*) from attachments a join children c on c.id = a.child_id where c.family_id = ${familyId}) as attachments,
       (select count(avatar_name) from children where family_id = ${familyId}) as avatars
   `

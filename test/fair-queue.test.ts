@@ -91,7 +91,32 @@ t.test('a job that fails or throws frees its slot', async t => {
   t.equal(queue.pending('k'), 0)
 })
 
+t.test('a key runs at most `runningPerKey` jobs at once: another key finds a free slot and waits for none of them', async t => {
+  const queue = new FairQueue(2, 3, 1)
+  const log: string[] = []
+  const a1 = gate(log, 'a1')
+  const a2 = gate(log, 'a2')
+  const b1 = gate(log, 'b1')
+  const first = queue.run('a', a1.job)
+  const second = queue.run('a', a2.job)
+  await tick()
+  t.same(log, ['a1'], 'the flood runs one job although a second slot is free')
+  const other = queue.run('b', b1.job)
+  await tick()
+  t.same(log, ['a1', 'b1'], 'another key starts at once in the slot the flood may not take')
+  b1.open()
+  t.equal(await other, 'b1')
+  t.same(log, ['a1', 'b1'], 'the flood\'s next job waits for its running one, not for the free slot')
+  a1.open()
+  await first
+  await tick()
+  t.same(log, ['a1', 'b1', 'a2'])
+  a2.open()
+  t.equal(await second, 'a2')
+})
+
 t.test('a queue needs a slot and a job per key', async t => {
   t.throws(() => new FairQueue(0, 1), RangeError)
   t.throws(() => new FairQueue(1, 0), RangeError)
+  t.throws(() => new FairQueue(1, 1, 0), RangeError)
 })

@@ -152,6 +152,30 @@ async function reads (origin: string, url: string, token: string, count: number)
   return { statuses, times }
 }
 
+/**
+ * Holds the measurements table locked, so that every export waits on it:
+ * how many statements wait, and the release.
+ */
+async function lockMeasurements (app: App & { db: { sql: any } }): Promise<{ waiting: () => Promise<number>, release: () => Promise<void> }> {
+  let release = (): void => {}
+  const released = new Promise<void>(resolve => { release = resolve })
+  let taken = (): void => {}
+  const lockTaken = new Promise<void>(resolve => { taken = resolve })
+  const holder = app.db.sql.begin(async (tx: any) => {
+    await tx`lock table measurements in access exclusive mode`
+    taken()
+    await released
+  })
+  await lockTaken
+  return {
+    waiting: async () => (await app.db.sql`select count(*)::int as n from pg_locks where relation = 'measurements'::regclass and not granted`)[0].n,
+    release: async () => {
+      release()
+      await holder
+    }
+  }
+}
+
 /** Transactions open on the app's connections to the test database (the test's own connection left out). */
 async function openTransactions (app: App & { db: { sql: any } }): Promise<number> {
   const [row] = await app.db.sql`
@@ -281,6 +305,26 @@ t.test('export limits: two open per user, downloads hold no export slot, and a s
   t.ok(res.size > 24 * MB, `a download that keeps reading is whole (${(res.size / MB).toFixed(1)} MB)`)
 })
 
+t.test('an export slower to read from the database than DOWNLOAD_IDLE_TIMEOUT is not cut: only a client that takes no waiting byte is', async t => {
+  const logs: string[] = []
+  const app = await build(t, { logs, env: { ...OPEN, DOWNLOAD_IDLE_TIMEOUT: '1' } })
+  const { origin } = await listening(app)
+  const user = await register(app)
+  const childId = await child(app, user)
+  await someMeasurements(app, user, childId, 3)
+  const lock = await lockMeasurements(app)
+  const reading = timedGet(origin, `/api/children/${childId}/export`, user.accessToken, true)
+    .catch((error: Error) => ({ status: 0, body: { measurements: [] }, error: error.message }))
+  t.ok(await until(async () => await lock.waiting() === 1, 5000), 'the export waits on the locked table')
+  // Three times the idle limit, with nothing yet to send.
+  await new Promise(resolve => setTimeout(resolve, 3000))
+  await lock.release()
+  const res = await reading
+  t.equal(res.status, 200, 'the export is answered')
+  t.equal(res.body.measurements.length, 3, 'whole')
+  t.notOk(logs.some(line => line.includes('the download made no progress')), 'and was never taken for a stalled download')
+})
+
 t.test('EXPORT_CONCURRENCY bounds the exports being read from the database, in all', async t => {
   const app = await build(t, { env: { ...OPEN, EXPORT_CONCURRENCY: '2' } })
   const { origin } = await listening(app)
@@ -289,28 +333,15 @@ t.test('EXPORT_CONCURRENCY bounds the exports being read from the database, in a
   const url = (i: number): string => `/api/children/${children[i]}/export`
 
   // Every child's export reads its measurements: while the table is locked, the first two stay being read.
-  let unlock = (): void => {}
-  const unlocked = new Promise<void>(resolve => { unlock = resolve })
-  let locked = (): void => {}
-  const lockTaken = new Promise<void>(resolve => { locked = resolve })
-  const holder = app.db.sql.begin(async tx => {
-    await tx`lock table measurements in access exclusive mode`
-    locked()
-    await unlocked
-  })
-  await lockTaken
+  const lock = await lockMeasurements(app)
   const reading = [0, 1].map(i => timedGet(origin, url(i), users[i].accessToken, true))
-  t.ok(await until(async () => {
-    const [row] = await app.db.sql`select count(*)::int as n from pg_locks where relation = 'measurements'::regclass and not granted`
-    return row.n === 2
-  }, 5000), 'two exports wait on the locked table, each in its export slot')
+  t.ok(await until(async () => await lock.waiting() === 2, 5000), 'two exports wait on the locked table, each in its export slot')
   const third = await timedGet(origin, url(2), users[2].accessToken, true)
   t.equal(third.status, 429, 'a third user\'s export is refused while both slots read')
   t.equal(third.body.code, 'RATE_LIMITED')
   t.match(third.headers['retry-after'], /^\d+$/, 'with Retry-After')
 
-  unlock()
-  await holder
+  await lock.release()
   t.same((await Promise.all(reading)).map(res => res.status), [200, 200], 'the two read go through')
   t.equal((await timedGet(origin, url(2), users[2].accessToken, true)).status, 200, 'and then the third')
 })

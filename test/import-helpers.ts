@@ -35,8 +35,8 @@ export function pdf (size = 3000): Buffer {
 export async function richFamily (app: App, owner: Pair): Promise<number> {
   const family = await created(app, owner, '/api/families', { name: 'Família Ødegård, "the first"' })
   for (const [name, birth] of [['Zoë', '2021-03-01'], ['Ari', '2023-07-15']]) {
-    // Zoë was born preterm: her growth is scored at her corrected age. Ari's is on CDC's chart from 24 months.
-    const preterm = name === 'Zoë' ? { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2 } : { growthReference: 'auto' }
+    // Zoë was born preterm: her growth is scored at her corrected age. Ari's is on CDC's chart from 24 months, and he follows the US schedule.
+    const preterm = name === 'Zoë' ? { gestationalAgeAtBirthWeeks: 33, gestationalAgeAtBirthDays: 2 } : { growthReference: 'auto', scheduleId: 'us-routine' }
     const child = await created(app, owner, '/api/children', { name, dateOfBirth: birth, sex: name === 'Zoë' ? 'female' : 'male', familyId: family.id, ...preterm })
     const base = `/api/children/${child.id}`
     const year = Number(birth.slice(0, 4))
@@ -44,7 +44,7 @@ export async function richFamily (app: App, owner: Pair): Promise<number> {
     const sick = await created(app, owner, `${base}/visits`, { date: `${year + 1}-01-10`, type: 'sick' })
     const early = await created(app, owner, `${base}/measurements`, { measuredAt: birth, heightCm: 50.2, weightKg: 3.456, headCircumferenceCm: 34.5, notes: 'At birth' })
     await created(app, owner, `${base}/measurements`, { measuredAt: `${year + 1}-06-01`, weightKg: 10.2, visitId: sick.id })
-    await created(app, owner, `${base}/medical-events`, { date: `${year}-09-01`, type: 'vaccine', name: 'DTaP', visitId: sick.id, doseNumber: 1, lotNumber: 'Lot «Ø-7»', site: 'Left thigh', nextDueDate: `${year}-11-01` })
+    await created(app, owner, `${base}/medical-events`, { date: `${year}-09-01`, type: 'vaccine', name: 'DTaP', visitId: sick.id, doseNumber: 1, lotNumber: 'Lot «Ø-7»', site: 'Left thigh', nextDueDate: `${year}-11-01`, ...(name === 'Ari' ? { vaccine: 'DTaP' } : {}) })
     await created(app, owner, `${base}/medical-events`, { date: `${year + 1}-01-10`, type: 'medication', name: 'Amoxicillin', description: 'Twice a day' })
     const flu = await created(app, owner, `${base}/illnesses`, { startDate: `${year + 1}-01-08`, endDate: `${year + 1}-01-15`, diagnosis: 'Influenza', symptoms: 'Fever', temperatureC: 39.25, visitId: sick.id })
     await created(app, owner, `${base}/illnesses`, { startDate: `${year + 1}-03-01`, diagnosis: 'Cold' })
@@ -169,7 +169,8 @@ export async function childView (app: App, pair: Pair, childId: number): Promise
     sex: child.sex,
     gestationalAgeAtBirthWeeks: child.gestationalAgeAtBirthWeeks,
     gestationalAgeAtBirthDays: child.gestationalAgeAtBirthDays,
-    growthReference: child.growthReference
+    growthReference: child.growthReference,
+    scheduleId: child.scheduleId
   }
   view.avatar = child.avatarUrl === null ? null : await fileSum(app, child.avatarUrl)
   for (const [kind, items] of Object.entries(lists)) {
@@ -179,7 +180,7 @@ export async function childView (app: App, pair: Pair, childId: number): Promise
       return out
     }))
   }
-  view.due = (await get(`/api/children/${childId}/due`)).data.map((item: Json) => ({ ...item, lastDose: { ...item.lastDose, id: position('medical-events', item.lastDose.id) } }))
+  view.due = (await get(`/api/children/${childId}/due?limit=1000`)).data.map((item: Json) => ({ ...item, lastDose: item.lastDose === null ? null : { ...item.lastDose, id: position('medical-events', item.lastDose.id) } }))
   const growth = await call(app, pair, 'GET', `/api/children/${childId}/growth`)
   view.growth = growth.statusCode === 200 ? (growth.json() as Json).points.map(strip) : growth.statusCode
   return view

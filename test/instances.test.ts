@@ -78,6 +78,38 @@ t.test('requests alternating between two instances see one service', async t => 
   t.equal((await a.inject({ method: 'GET', url: '/api/me', headers: bearer(others.accessToken) })).statusCode, 401, 'a password change on one ends the other sessions on the other')
 })
 
+t.test('a personal access token deleted, or its member removed, on one instance is refused on the other', async t => {
+  const { a, b } = await pair(t)
+  const owner = await register(a, { email: 'owner@example.org' })
+  const member = await register(a, { email: 'member@example.org' })
+  const familyId = (await a.inject({ method: 'GET', url: '/api/me', headers: bearer(owner.accessToken) })).json().families[0].id
+  const invite = await call(a, owner, 'POST', `/api/families/${familyId}/invites`, { email: 'member@example.org', role: 'member' })
+  await call(a, member, 'POST', '/api/invites/accept', { token: invite.json().token })
+  const child = (await call(a, owner, 'POST', '/api/children', { name: 'Noa', dateOfBirth: '2021-06-01', sex: 'female', familyId })).json().id
+  const made = async (pair: typeof owner) => (await call(a, pair, 'POST', '/api/me/tokens', { name: 'ha', scope: 'write', familyId })).json()
+  const own = await made(owner)
+  const members = await made(member)
+  // A read decided in the answer's statement, and one decided before its handler.
+  const reads = [`/api/children/${child}/measurements`, `/api/families/${familyId}`]
+  for (const url of reads) {
+    t.equal((await b.inject({ method: 'GET', url, headers: bearer(own.token) })).statusCode, 200, `the token works on the other instance: ${url}`)
+    t.equal((await b.inject({ method: 'GET', url, headers: bearer(members.token) })).statusCode, 200)
+  }
+  t.equal((await b.inject({ method: 'POST', url: `/api/children/${child}/measurements`, headers: bearer(own.token), payload: { measuredAt: '2022-01-01', weightKg: 8 } })).statusCode, 201)
+
+  t.equal((await call(a, owner, 'DELETE', `/api/me/tokens/${own.id}`)).statusCode, 204)
+  for (const app of [b, a]) {
+    for (const url of reads) t.equal((await app.inject({ method: 'GET', url, headers: bearer(own.token) })).statusCode, 401, `a token deleted on one is refused: ${url}`)
+    const write = await app.inject({ method: 'POST', url: `/api/children/${child}/measurements`, headers: bearer(own.token), payload: { measuredAt: '2022-01-02', weightKg: 8 } })
+    t.equal(write.statusCode, 401, 'its write too')
+  }
+
+  t.equal((await call(a, owner, 'DELETE', `/api/families/${familyId}/members/${member.user.id}`)).statusCode, 204)
+  for (const url of reads) t.equal((await b.inject({ method: 'GET', url, headers: bearer(members.token) })).statusCode, 403, `a member removed on one: the token is refused on the other: ${url}`)
+  const [{ n }] = await a.sql`select count(*)::int as n from measurements`
+  t.equal(n, 1, 'only the write of the live token was made')
+})
+
 t.test('two instances starting at once on an empty database both come up, each migration applied once', async t => {
   const db = await testDatabase(t, { empty: true })
   const [a, b] = await Promise.all([instance(t, db), instance(t, db)])

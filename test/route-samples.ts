@@ -19,8 +19,16 @@ export interface Fixture {
   medicalEventId: number
   illnessId: number
   temperatureId: number
+  medicineCourseId: number
+  medicineDoseId: number
   attachmentId: number
   inviteId: number
+  shareId: number
+  /** The token of the share's manifest URL. */
+  shareToken: string
+  webhookId: number
+  /** A personal access token of the owner's, for the routes that act on one. */
+  tokenId: number
   /** A member of the family made for this fixture, for routes that act on a user. */
   extraUserId: number
   /** A user in no family of the fixture. */
@@ -41,6 +49,24 @@ const MARKER = 'family-secret-'
 
 /** POSTs that only read: any member, viewers too, may make them. */
 export const READS_BY_POST = ['POST /api/families/{id}/events/tickets', 'POST /api/me/calendar-feeds']
+
+/** GETs that need a role that may write the child: a viewer is refused. */
+export const WRITERS_ONLY_READS = ['GET /api/children/{childId}/shares', 'GET /api/shares/{id}']
+
+/** Public routes that reach a family's data by a capability in the path, each with its request: the same answer whatever bearer comes with it. */
+export function publicSample (route: string, f: Fixture): { url: string, body?: Record<string, unknown>, status: number } | undefined {
+  const samples: Record<string, { url: string, body?: Record<string, unknown>, status: number }> = {
+    'POST /api/shl/{token}': { url: `/api/shl/${f.shareToken}`, body: { recipient: 'Dr. Matrix' }, status: 200 },
+    'GET /api/shl/files/{ticket}': { url: `/api/shl/files/${randomBytes(32).toString('base64url')}`, status: 404 }
+  }
+  return samples[route]
+}
+
+/**
+ * POSTs any member may make, viewers too, whose writes are then decided one by
+ * one: a viewer's batch is answered, each of its writes a 403 (test/batch.test.ts).
+ */
+export const DECIDED_INSIDE = ['POST /api/families/{id}/batch']
 
 export interface Answer {
   statusCode: number
@@ -71,6 +97,7 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'GET /api/children': { query: `familyId=${f.familyId}` },
     'GET /api/families/{id}/events': {},
     'POST /api/families/{id}/events/tickets': { body: {} },
+    'POST /api/families/{id}/batch': { body: { atomic: true, operations: [{ method: 'PATCH', path: `/api/measurements/${f.measurementId}`, body: { notes: 'batched' } }] } },
     'POST /api/children': { body: { name: 'New', dateOfBirth: '2021-01-01', sex: 'male', familyId: f.familyId } },
     'PUT /api/children/{id}': { body: { name: 'Renamed', dateOfBirth: '2020-01-01', sex: 'female' } },
     'PATCH /api/children/{id}': { body: { name: 'Patched' } },
@@ -105,11 +132,25 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'POST /api/illnesses/{illnessId}/temperatures': { body: { takenAt: '2021-01-02T08:00:00Z', temperatureC: 38.4, method: 'ear' } },
     'PUT /api/temperatures/{id}': { body: { takenAt: '2021-01-02T09:00:00+01:00', temperatureC: 38.9 } },
     'PATCH /api/temperatures/{id}': { body: { notes: 'after a nap' } },
+    'POST /api/children/{childId}/medicine-courses': { body: { name: 'Ibuprofen', doseAmount: 2.5, doseUnit: 'ml', minIntervalHours: 6, maxDosesPer24h: 4, startDate: '2022-01-01' } },
+    'POST /api/medicine-courses': { body: { childId: f.childId, name: 'Ibuprofen', doseAmount: 2.5, doseUnit: 'ml', minIntervalHours: 6, startDate: '2022-01-01', remind: true } },
+    'PUT /api/medicine-courses/{id}': { body: { name: 'Paracetamol', doseAmount: 5, doseUnit: 'ml', minIntervalHours: 4, startDate: '2021-01-01', endDate: '2021-01-05' } },
+    'PATCH /api/medicine-courses/{id}': { body: { remind: true } },
+    'GET /api/medicine-courses': { query: `childId=${f.childId}` },
+    'POST /api/medicine-courses/{courseId}/doses': { body: { givenAt: '2021-01-02T08:00:00Z', amount: 2.5 } },
+    'PUT /api/medicine-doses/{id}': { body: { givenAt: '2021-01-02T09:00:00+01:00' } },
+    'PATCH /api/medicine-doses/{id}': { body: { amount: 3 } },
     'POST /api/auth/logout': { body: {} },
     'POST /api/invites/accept': { body: { token: 'not-a-token' } },
     'PATCH /api/me': { body: { name: 'Same Name' } },
     'POST /api/me/password': { body: { currentPassword: PASSWORD, newPassword: PASSWORD } },
     'POST /api/me/calendar-feeds': { body: { familyId: f.familyId } },
+    'POST /api/children/{childId}/shares': { body: { label: 'For the doctor', expiresAt: new Date(Date.now() + 7 * 86_400_000).toISOString(), sections: ['immunizations'] } },
+    // A documentation address (TEST-NET-3): accepted, and never sent to, since the access matrix runs no job worker.
+    'POST /api/families/{id}/webhooks': { body: { url: 'https://203.0.113.10/hook', events: ['measurement', 'visit'] } },
+    'POST /api/families/{id}/webhooks/{wid}/enable': {},
+    'POST /api/me/tokens': { body: { name: 'Script', scope: 'read' } },
+    'PUT /api/me/notifications': { body: { channels: [], quietHours: { from: '22:00', to: '07:00', timeZone: 'Europe/Berlin' } } },
     'POST /api/families': { body: { name: 'Another family' } },
     'POST /api/families/import': { multipart: 'archive' },
     'POST /api/admin/users': { body: { email: `made-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD, name: 'Made' } },
@@ -126,11 +167,13 @@ export function sample (route: string, f: Fixture): Sample | undefined {
 export const OWNER_ONLY = [
   'PATCH /api/families/{id}', 'DELETE /api/families/{id}', 'PATCH /api/families/{id}/members/{userId}',
   'DELETE /api/families/{id}/members/{userId}', 'GET /api/families/{id}/invites', 'POST /api/families/{id}/invites',
-  'DELETE /api/families/{id}/invites/{inviteId}', 'GET /api/families/{id}/export'
+  'DELETE /api/families/{id}/invites/{inviteId}', 'GET /api/families/{id}/export',
+  'POST /api/families/{id}/webhooks', 'GET /api/families/{id}/webhooks', 'GET /api/families/{id}/webhooks/{wid}',
+  'DELETE /api/families/{id}/webhooks/{wid}', 'POST /api/families/{id}/webhooks/{wid}/enable', 'GET /api/families/{id}/webhooks/{wid}/deliveries'
 ]
 
 /** Routes of any signed-in user, about the caller's own account or open to all. */
-const OWN = /^(GET|PATCH|POST|DELETE) \/api\/(me|me\/.*|auth\/logout|invites\/accept|growth-standards\/\{indicator\})$|^(GET|POST) \/api\/families$|^POST \/api\/families\/import$/
+const OWN = /^(GET|PUT|PATCH|POST|DELETE) \/api\/(me|me\/.*|auth\/logout|invites\/accept|growth-standards\/\{indicator\}|push\/public-key|schedules)$|^(GET|POST) \/api\/families$|^POST \/api\/families\/import$/
 
 export function classify (route: string): 'admin' | 'own' | 'family' {
   if (route.includes(' /api/admin/')) return 'admin'
@@ -143,17 +186,21 @@ export function classify (route: string): 'admin' | 'own' | 'family' {
 export function concrete (route: string, f: Fixture): string {
   const [, url] = route.split(' ')
   if (url.startsWith('/api/admin/users/')) return url.replace('{id}', String(f.extraUserId))
+  if (url.startsWith('/api/me/tokens/')) return url.replace('{id}', String(f.tokenId))
   const kind = url.split('/')[2]
   const ids: Record<string, number> = {
     families: f.familyId, children: f.childId, measurements: f.measurementId, visits: f.visitId,
-    'medical-events': f.medicalEventId, illnesses: f.illnessId, attachments: f.attachmentId, temperatures: f.temperatureId
+    'medical-events': f.medicalEventId, illnesses: f.illnessId, attachments: f.attachmentId, temperatures: f.temperatureId,
+    'medicine-courses': f.medicineCourseId, 'medicine-doses': f.medicineDoseId, shares: f.shareId
   }
   return url
     .replace('{id}', String(ids[kind] ?? f.familyId))
     .replace('{childId}', String(f.childId))
     .replace('{illnessId}', String(f.illnessId))
+    .replace('{courseId}', String(f.medicineCourseId))
     .replace('{userId}', String(f.extraUserId))
     .replace('{inviteId}', String(f.inviteId))
+    .replace('{wid}', String(f.webhookId))
     .replace('{indicator}', 'weight-for-age')
 }
 
@@ -196,15 +243,20 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
   for (const [role, userId] of [['owner', users.owner], ['member', users.member], ['viewer', users.viewer], ['member', extra]] as const) {
     await sql`insert into family_members (family_id, user_id, role) values (${family.id}, ${userId}, ${role})`
   }
-  const [child] = await sql`insert into children (family_id, name, date_of_birth, sex) values (${family.id}, ${'Child ' + marker}, '2020-01-01', 'female') returning id`
+  const [child] = await sql`insert into children (family_id, name, date_of_birth, sex, schedule_id) values (${family.id}, ${'Child ' + marker}, '2020-01-01', 'female', 'us-routine') returning id`
   const [visit] = await sql`insert into visits (child_id, date, type, notes) values (${child.id}, '2021-01-01', 'wellness', ${marker}) returning id`
   const [measurement] = await sql`insert into measurements (child_id, measured_at, weight_kg, notes) values (${child.id}, '2021-01-01', 10, ${marker}) returning id`
   const [event] = await sql`
-    insert into medical_events (child_id, date, type, name, dose_number, lot_number, next_due_date)
-    values (${child.id}, '2021-01-01', 'vaccine', ${marker}, 1, ${marker}, '2021-03-01') returning id
+    insert into medical_events (child_id, date, type, name, dose_number, lot_number, next_due_date, vaccine)
+    values (${child.id}, '2021-01-01', 'vaccine', ${marker}, 1, ${marker}, '2021-03-01', 'DTaP') returning id
   `
   const [illness] = await sql`insert into illnesses (child_id, start_date, diagnosis) values (${child.id}, '2021-01-01', ${marker}) returning id`
   const [temperature] = await sql`insert into temperatures (child_id, illness_id, taken_at, temperature_c, notes) values (${child.id}, ${illness.id}, '2021-01-01T20:00:00Z', 38.5, ${marker}) returning id`
+  const [course] = await sql`
+    insert into medicine_courses (child_id, name, dose_amount, dose_unit, min_interval_hours, max_doses_per24h, start_date)
+    values (${child.id}, ${marker}, 5, 'ml', 4, 3, '2021-01-01') returning id
+  `
+  const [dose] = await sql`insert into medicine_doses (child_id, course_id, given_at) values (${child.id}, ${course.id}, '2021-01-01T08:00:00Z') returning id`
   const stored = randomBytes(16).toString('hex') + '.png'
   mkdirSync(app.config.uploadDir, { recursive: true })
   writeFileSync(path.join(app.config.uploadDir, stored), await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).png().toBuffer())
@@ -212,13 +264,30 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
     insert into attachments (child_id, file_name, stored_name, content_type, size_bytes)
     values (${child.id}, ${marker + '.png'}, ${stored}, 'image/png', 70) returning id
   `
+  const shareToken = randomBytes(32).toString('base64url')
+  const [share] = await sql`
+    insert into shares (child_id, created_by, label, sections, token_hash, expires_at, content, content_length)
+    values (${child.id}, ${users.owner}, ${'Link ' + marker}, '{immunizations}', ${createHash('sha256').update(shareToken).digest('hex')},
+            now() + interval '7 days', 'eyJhbGciOiJkaXIifQ..aaaa.bbbb.cccc', 33) returning id
+  `
   const [invite] = await sql`
     insert into invites (family_id, email, role, token_hash, expires_at)
     values (${family.id}, ${marker + '@example.org'}, 'member', ${randomBytes(32).toString('hex')}, now() + interval '7 days') returning id
   `
+  const [webhook] = await sql`
+    insert into webhooks (family_id, url, secret, events, epoch, after_xid, after_seq, disabled_at, disabled_reason)
+    select family_id, ${'https://203.0.113.10/' + marker}, ${'whsec_' + randomBytes(32).toString('base64')}, null, epoch, '0', 0, now(), ${marker}
+    from family_clocks where family_id = ${family.id}
+    returning id
+  `
+  await sql`insert into webhook_deliveries (webhook_id, change_cursor, status_code, duration_ms, response_excerpt) values (${webhook.id}, 'cursor', 200, 12, ${marker})`
+  const [token] = await sql`
+    insert into sessions (user_id, token_hash, token_name, token_scope, token_family_id, expires_at)
+    values (${users.owner}, ${randomBytes(32).toString('hex')}, ${marker}, 'read', ${family.id}, 'infinity') returning id
+  `
   return {
     familyId: family.id, childId: child.id, measurementId: measurement.id, visitId: visit.id, medicalEventId: event.id,
-    illnessId: illness.id, temperatureId: temperature.id, attachmentId: attachment.id, inviteId: invite.id, extraUserId: extra, outsiderUserId: outsider, marker
+    illnessId: illness.id, temperatureId: temperature.id, medicineCourseId: course.id, medicineDoseId: dose.id, attachmentId: attachment.id, inviteId: invite.id, shareId: share.id, shareToken, webhookId: webhook.id, tokenId: token.id, extraUserId: extra, outsiderUserId: outsider, marker
   }
 }
 
@@ -226,8 +295,12 @@ export async function tableCounts (app: App): Promise<string> {
   const [row] = await app.sql`
     select (select count(*) from families) f, (select count(*) from family_members) fm, (select count(*) from children) c,
            (select count(*) from measurements) m, (select count(*) from visits) v, (select count(*) from medical_events) e,
-           (select count(*) from illnesses) i, (select count(*) from temperatures) t, (select count(*) from attachments) a, (select count(*) from invites where revoked_at is null) inv,
+           (select count(*) from illnesses) i, (select count(*) from temperatures) t, (select count(*) from medicine_courses) mc, (select count(*) from medicine_doses) md, (select count(*) from attachments) a, (select count(*) from invites where revoked_at is null) inv,
            (select count(*) from users) u, (select count(*) from calendar_feeds) cf, (select string_agg(name, ',' order by id) from children) names,
+           (select count(*) from notification_settings) ns, (select count(*) from notification_channels) nc,
+           (select count(*) from shares where revoked_at is null) sh,
+           (select count(*) from webhooks) wh, (select count(*) from webhooks where disabled_at is null) whe,
+           (select count(*) from sessions where token_hash is not null) pat,
            (select string_agg(name || role, ',' order by id) from users) accounts
   `
   return JSON.stringify(row)

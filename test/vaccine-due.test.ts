@@ -27,6 +27,16 @@ async function count (app: App): Promise<number> {
   return row.n
 }
 
+/**
+ * A nextDueDate item as the list answers it: the fields it had before the
+ * schedules, and those every item has since, which they decide.
+ */
+function fromNextDue (item: { name: string, dueDate: string, overdue: boolean, daysUntilDue: number, lastDose: { id: number, date: string, doseNumber: number | null } }): Record<string, unknown> {
+  const status = item.overdue ? 'overdue' : item.daysUntilDue === 0 ? 'due' : 'upcoming'
+  const doseNumber = item.lastDose.doseNumber === null ? null : item.lastDose.doseNumber + 1
+  return { source: 'nextDueDate', vaccine: null, doseNumber, dueFrom: item.dueDate, dueBy: item.dueDate, status, ...item }
+}
+
 function expectRefused (t: Test, res: { statusCode: number, json: () => any }, issues: Array<{ path: string, message: RegExp | string }>, what: string): void {
   t.equal(res.statusCode, 400, `${what}: 400`)
   const body = res.json()
@@ -171,12 +181,12 @@ t.test('the due list: the latest dose of each vaccine, overdue ones first, by du
   const body = res.json()
   t.same(body.meta, { total: 6, limit: 50, offset: 0 })
   t.same(body.data, [
-    { name: 'DTaP', dueDate: day(-60), overdue: true, daysUntilDue: -60, lastDose: { id: dtap3.id, date: day(-200), doseNumber: 3 } },
-    { name: 'mmr', dueDate: day(-10), overdue: true, daysUntilDue: -10, lastDose: { id: mmr2.id, date: day(-50), doseNumber: 2 } },
-    { name: 'Flu', dueDate: day(0), overdue: false, daysUntilDue: 0, lastDose: { id: flu.id, date: day(-30), doseNumber: null } },
-    { name: 'Hep B', dueDate: day(40), overdue: false, daysUntilDue: 40, lastDose: { id: hepB.id, date: day(-20), doseNumber: 1 } },
-    { name: 'Polio', dueDate: day(40), overdue: false, daysUntilDue: 40, lastDose: { id: polio.id, date: day(-20), doseNumber: 1 } },
-    { name: 'Varicella', dueDate: day(200), overdue: false, daysUntilDue: 200, lastDose: { id: varicella.id, date: day(-5), doseNumber: 2 } }
+    fromNextDue({ name: 'DTaP', dueDate: day(-60), overdue: true, daysUntilDue: -60, lastDose: { id: dtap3.id, date: day(-200), doseNumber: 3 } }),
+    fromNextDue({ name: 'mmr', dueDate: day(-10), overdue: true, daysUntilDue: -10, lastDose: { id: mmr2.id, date: day(-50), doseNumber: 2 } }),
+    fromNextDue({ name: 'Flu', dueDate: day(0), overdue: false, daysUntilDue: 0, lastDose: { id: flu.id, date: day(-30), doseNumber: null } }),
+    fromNextDue({ name: 'Hep B', dueDate: day(40), overdue: false, daysUntilDue: 40, lastDose: { id: hepB.id, date: day(-20), doseNumber: 1 } }),
+    fromNextDue({ name: 'Polio', dueDate: day(40), overdue: false, daysUntilDue: 40, lastDose: { id: polio.id, date: day(-20), doseNumber: 1 } }),
+    fromNextDue({ name: 'Varicella', dueDate: day(200), overdue: false, daysUntilDue: 200, lastDose: { id: varicella.id, date: day(-5), doseNumber: 2 } })
   ])
   t.notOk(body.data.some((item: any) => item.lastDose.id === mmr1.id), 'an earlier dose never counts')
 

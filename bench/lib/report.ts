@@ -185,7 +185,7 @@ export function machine (): Record<string, unknown> {
   return { cpus: os.availableParallelism(), cpuModel: os.cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
 }
 
-export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, cache: CacheReport | null, passwordFlood: FloodReport, notes: string[] }): void {
+export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, cache: CacheReport | null, passwordFlood: FloodReport, shares: unknown, batch: object | null, notes: string[] }): void {
   const results = {
     finishedAt: new Date().toISOString(),
     machine: machine(),
@@ -206,6 +206,8 @@ export function writeResults (file: string, content: { counts: Counts, rows: Row
     stalls: content.stalls,
     responseCache: content.cache,
     passwordFlood: content.passwordFlood,
+    shares: content.shares,
+    batch: content.batch,
     notes: content.notes
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')

@@ -58,8 +58,10 @@ const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
 const archivedSchemas = new Map(recordKinds.map(({ key, spec }) => [key, Type.Object({ id: Id, ...(spec.parent === undefined ? {} : { [spec.parent.param]: Id }) })]))
 const bodySchemas = new Map<RecordKey, TSchema>(recordKinds.map(({ key, spec }) => [key, StrictObject(spec.fields)]))
 const LISTS = new Set<string>([...recordKinds.map(({ key }) => key), 'attachments'])
-/** The lists every child's part has; archives written before temperature readings have none of them. */
-const REQUIRED = ['child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'attachments']
+/** The lists of records every archive has; archives written before a later kind existed have none of it. */
+export const ALWAYS_LISTED: string[] = ['measurements', 'visits', 'medicalEvents', 'illnesses']
+/** The parts every child's part has. */
+const REQUIRED = ['child', ...ALWAYS_LISTED, 'attachments']
 
 /** A record's fields as its POST takes them: the writable ones that are set. */
 function body (spec: RecordKind, row: Values): Values {
@@ -83,7 +85,8 @@ function checkChild (value: unknown, where: string): ChildFields {
     sex: item.sex,
     gestationalAgeAtBirthWeeks: item.gestationalAgeAtBirthWeeks ?? null,
     gestationalAgeAtBirthDays: item.gestationalAgeAtBirthDays ?? null,
-    ...(item.growthReference === undefined ? {} : { growthReference: item.growthReference })
+    ...(item.growthReference === undefined ? {} : { growthReference: item.growthReference }),
+    scheduleId: item.scheduleId ?? null
   }
   checkValue(ChildBody, child, where)
   const gestation = gestationIssue(child as Parameters<typeof gestationIssue>[0])
@@ -91,7 +94,12 @@ function checkChild (value: unknown, where: string): ChildFields {
   return item
 }
 
-/** A record of a child, checked by the rules of its POST. */
+/**
+ * A record of a child, checked by the rules of its POST, but for those that
+ * read what the child follows: a vaccine record keeps the series it was
+ * exported with, which its child's schedule may no longer have (a record
+ * keeps its series when the schedule changes).
+ */
 function checkRecord (key: RecordKey, value: unknown, birth: string, where: string): Values {
   const row = checkValue(archivedSchemas.get(key) as TSchema, value, where) as Values
   const spec = specs.get(key) as RecordKind

@@ -16,6 +16,7 @@ import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest, type Manifested } from 
 import { Staging, type Unpacked } from './staging'
 
 export { ArchiveProblem, MAX_ENTRIES, MAX_RATIO }
+export { ALWAYS_LISTED } from './document'
 
 const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 
@@ -62,7 +63,7 @@ const LINKS: Array<{ kind: string, field: string, link: Link }> = [
   { kind: 'attachments', field: 'illnessId', link: { column: 'illness_id', kind: 'illnesses' } }
 ]
 
-const CHILD_COLUMNS = ['name', 'date_of_birth', 'sex', 'gestational_age_weeks', 'gestational_age_days', 'growth_reference', 'avatar_name', 'avatar_size_bytes']
+const CHILD_COLUMNS = ['name', 'date_of_birth', 'sex', 'gestational_age_weeks', 'gestational_age_days', 'growth_reference', 'schedule_id', 'avatar_name', 'avatar_size_bytes']
 const ATTACHMENT_COLUMNS = ['file_name', 'stored_name', 'content_type', 'size_bytes']
 
 /** A record's columns as staged: its writable fields, and the link to its parent (a reading's illness). */
@@ -194,6 +195,8 @@ function stagingSink (reading: Reading): DocumentSink {
           gestational_age_days: child.gestationalAgeAtBirthDays ?? null,
           // Archives written before the growth chart was chosen are scored on WHO's.
           growth_reference: child.growthReference ?? 'who',
+          // Archives written before schedules have none.
+          schedule_id: child.scheduleId ?? null,
           avatar_name: avatar?.stored ?? null,
           avatar_size_bytes: avatar?.size ?? null
         }
@@ -257,7 +260,7 @@ async function readDocument (reading: Reading): Promise<FamilyDocument> {
 /** Writes the family and its staged rows in one transaction, new ids for old, links kept; the files take their names before the commit. */
 async function writeFamily (reading: Reading, document: FamilyDocument, ownerId: number, actorId: number | null): Promise<{ family: Family, counts: ImportCounts }> {
   const { stage, staging } = reading
-  const counts: ImportCounts = { children: 0, measurements: 0, visits: 0, medicalEvents: 0, illnesses: 0, temperatures: 0, attachments: 0, files: 0 }
+  const counts = { children: 0, ...Object.fromEntries(recordKinds.map(({ key }) => [key, 0])), attachments: 0, files: 0 } as ImportCounts
   const family = await stage.write(async tx => {
     await beginChange(tx, null, actorId)
     const { id: familyId } = await insertFamily(tx, document.familyName)

@@ -39,6 +39,17 @@ function scoringOf (charts: GrowthCharts, child: ApiChild): Scoring | null {
   return { tables: charts.who, options: { reference, cdc: charts.cdc } }
 }
 
+/**
+ * A measurement in the shape of its route with its growth scores on the
+ * child's chart (those of the growth route's point), as the FHIR mapping
+ * takes it; the row as it is when the service lacks the chart.
+ */
+export function scorer (charts: GrowthCharts, child: ApiChild): (row: Record<string, unknown>) => Record<string, unknown> {
+  const scoring = scoringOf(charts, child)
+  if (scoring === null) return row => row
+  return row => ({ ...row, growth: growthPoint(scoring.tables, child, row as unknown as GrowthMeasurement, scoring.options) })
+}
+
 export function exportHead (snapshot: Snapshot): ExportHead {
   return { exportedAt: snapshot.exportedAt.toISOString(), schemaVersion: snapshot.schemaVersion }
 }
@@ -50,7 +61,7 @@ export async function readChild (db: Db, childId: number): Promise<ApiChild | un
 }
 
 /** A child's records of one kind, in batches, in the order and shape of their list. */
-function records (tx: Tx, spec: RecordKind, childId: number): AsyncIterable<Record<string, unknown>[]> {
+export function records (tx: Tx, spec: RecordKind, childId: number): AsyncIterable<Record<string, unknown>[]> {
   const order = orderBy(tx, spec.defaultSort, spec.sorts)
   const respond = spec.toResponse ?? (row => row)
   return (async function * () {
@@ -58,7 +69,7 @@ function records (tx: Tx, spec: RecordKind, childId: number): AsyncIterable<Reco
   })()
 }
 
-async function * attachments (tx: Tx, childId: number): AsyncIterable<object[]> {
+export async function * attachments (tx: Tx, childId: number): AsyncIterable<object[]> {
   for await (const batch of attachmentBatches(tx, childId)) yield batch.map(apiRow)
 }
 
@@ -80,12 +91,10 @@ export function childBundle (records: ChildRecords, options: BundleOptions): Bun
  * the shapes and default orders of the child's routes.
  */
 export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, timestamp: string, charts: GrowthCharts): Promise<void> {
-  const scoring = scoringOf(charts, child)
   // A measurement comes with its growth scores, on the child's chart, when the service has the chart.
+  const score = scorer(charts, child)
   const scored = (rows: AsyncIterable<Record<string, unknown>[]>) => (async function * () {
-    for await (const batch of rows) {
-      yield scoring === null ? batch : batch.map(row => ({ ...row, growth: growthPoint(scoring.tables, child, row as unknown as GrowthMeasurement, scoring.options) }))
-    }
+    for await (const batch of rows) yield batch.map(score)
   })()
   const kinds = KINDS.map(kind => ({
     mapping: kind.fhir,

@@ -5,6 +5,7 @@ import type { ZipWriter } from '../../lib/export/zip'
 import { isPlainFileName } from '../../lib/stored-files'
 import type { Tx } from '../../db/client'
 import { familyStoredNames, type FamilyChild, type FamilyMemberName } from '../../sql/export'
+import { recordKinds, type RecordKey } from '../../kinds'
 import { readChild, writeChildBundle, writeChildDocument, type ApiChild, type ChildCounts, type ExportHead, type GrowthCharts } from './child-records'
 
 export interface FamilyHead {
@@ -39,6 +40,11 @@ export interface SpooledFamily {
   counts: Counts
 }
 
+/** No record of any kind, by the kinds' keys in the registry's order. */
+function noRecords (): Record<RecordKey, number> {
+  return Object.fromEntries(recordKinds.map(({ key }) => [key, 0])) as Record<RecordKey, number>
+}
+
 async function child (tx: Tx, id: number): Promise<ApiChild> {
   const found = await readChild(tx, id)
   // The snapshot that listed the child still holds it.
@@ -56,11 +62,7 @@ export async function spoolFamily (spool: Spool, tx: Tx, family: FamilyHead, opt
   const counts: Counts = {
     members: family.members.length,
     children: family.children.length,
-    measurements: 0,
-    visits: 0,
-    medicalEvents: 0,
-    illnesses: 0,
-    temperatures: 0,
+    ...noRecords(),
     attachments: 0,
     avatars: 0,
     files: 0

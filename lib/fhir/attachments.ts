@@ -6,8 +6,9 @@ import type { DocumentReference, Reference } from './resources'
 
 /**
  * An attachment as a DocumentReference. `related` points to the resources of
- * the measurement or illness it belongs to; `url` stays root-relative, as
- * the API gives it.
+ * the measurement or illness it belongs to. The file is its `url`,
+ * root-relative as the API gives it, or, when the attachment comes with its
+ * bytes (`data`), the bytes themselves and no address.
  */
 export function attachmentDocument (attachment: Attachment, links: Links, related: Reference[]): DocumentReference {
   const encounter = links.encounterOf(attachment.visitId)
@@ -25,7 +26,7 @@ export function attachmentDocument (attachment: Attachment, links: Links, relate
     content: [{
       attachment: {
         contentType: attachment.contentType,
-        url: attachment.url,
+        ...(attachment.data === undefined ? { url: attachment.url } : { data: attachment.data }),
         title: attachment.fileName,
         size: attachment.sizeBytes,
         creation: attachment.createdAt

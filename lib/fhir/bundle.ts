@@ -25,6 +25,10 @@ export interface BundleContext {
   addVisit: (id: number) => void
   /** Keeps the references of a record's resources when an attachment points to the record. */
   relate: (target: keyof AttachmentTargets, id: number, resources: Resource[]) => void
+  /** Keeps what a later kind's resources say of a record of an earlier kind (a dose, of its course's medicine). */
+  keep: (kind: string, id: number, value: object) => void
+  /** What was kept of a record, or undefined. */
+  kept: <T extends object>(kind: string, id: number) => T | undefined
 }
 
 /**
@@ -48,15 +52,16 @@ const byOrder = <T extends { mapping: FhirMapping }>(kinds: T[]): T[] => [...kin
  * Makes a child's resources kind after kind, in bundle order: the Patient
  * (with its gestational age at birth), each kind's resources by the order of
  * its mapping, and the attachments last. It keeps only what later kinds point
- * to (the visits' ids, and the references of the records that attachments
- * name), so a bundle can be written batch by batch without holding the
- * child's records.
+ * to (the visits' ids, the references of the records that attachments name,
+ * and what a kind keeps for a later one), so a bundle can be written batch
+ * by batch without holding the child's records.
  */
 class BundleBuilder implements BundleContext {
   readonly patient: Resource
   readonly links: Links
   private readonly visitIds = new Set<number>()
   private readonly related = new Map<string, Reference[]>()
+  private readonly keeps = new Map<string, object>()
 
   constructor (private readonly child: FhirChild, private readonly targets: AttachmentTargets) {
     const patient = childPatient(child)
@@ -70,6 +75,14 @@ class BundleBuilder implements BundleContext {
 
   relate (target: keyof AttachmentTargets, id: number, resources: Resource[]): void {
     if (this.targets[target].has(id)) this.related.set(`${target}/${id}`, resources.map(referenceTo))
+  }
+
+  keep (kind: string, id: number, value: object): void {
+    this.keeps.set(`${kind}/${id}`, value)
+  }
+
+  kept<T extends object> (kind: string, id: number): T | undefined {
+    return this.keeps.get(`${kind}/${id}`) as T | undefined
   }
 
   /** The Patient, and its gestational age at birth when it is known. */

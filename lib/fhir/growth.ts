@@ -1,22 +1,8 @@
 import { fullUrl, resourceId } from './ids'
 import type { Links } from './links'
-import type { Measurement } from './records'
+import type { GrowthScores, Measurement } from './records'
 import type { Observation } from './resources'
 import { vitalSignObservation, type VitalSign } from './vital-signs'
-
-/** A growth score as the growth route answers it. */
-export interface GrowthScore {
-  z: number
-  percentile: number
-  reference: string
-}
-
-/** The scores of a measurement that FHIR has percentile codes for. */
-export interface GrowthScores {
-  weightForHeight: GrowthScore | null
-  bmiForAge: GrowthScore | null
-  headCircumferenceForAge: GrowthScore | null
-}
 
 /** The growth charts, as each score's `reference` names them. */
 const CHARTS: Record<string, string> = {

@@ -20,7 +20,7 @@ export function uuidV5 (namespace: string, name: string): string {
   return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join('-')
 }
 
-export type RecordKind = 'child' | 'visit' | 'measurement' | 'illness' | 'temperature' | 'medical-event' | 'attachment'
+export type RecordKind = 'child' | 'visit' | 'measurement' | 'illness' | 'temperature' | 'medical-event' | 'medicine-course' | 'medicine-dose' | 'attachment'
 
 /**
  * The UUID of the resource made from a record: from its kind, its id and,

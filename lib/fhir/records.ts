@@ -1,5 +1,3 @@
-import type { GrowthScores } from './growth'
-
 /**
  * A child's records as the API answers them: dates `YYYY-MM-DD`, timestamps
  * RFC 3339 in UTC, decimals as numbers, empty fields null.
@@ -16,6 +14,20 @@ export interface FhirChild {
   gestationalAgeAtBirthDays: number | null
   createdAt: string
   updatedAt: string
+}
+
+/** A growth score as the growth route answers it. */
+export interface GrowthScore {
+  z: number
+  percentile: number
+  reference: string
+}
+
+/** The scores of a measurement that FHIR has percentile codes for. */
+export interface GrowthScores {
+  weightForHeight: GrowthScore | null
+  bmiForAge: GrowthScore | null
+  headCircumferenceForAge: GrowthScore | null
 }
 
 export interface Measurement {
@@ -101,4 +113,6 @@ export interface Attachment {
   sizeBytes: number
   url: string
   createdAt: string
+  /** The file's bytes, base64, when the bundle carries them instead of the file's address. */
+  data?: string
 }

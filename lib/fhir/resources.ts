@@ -105,14 +105,38 @@ export interface Procedure extends Base {
   note?: Annotation[]
 }
 
+export interface Ratio {
+  numerator: Quantity
+  denominator: Quantity
+}
+
+export interface Dosage {
+  text?: string
+  doseAndRate?: Array<{ doseQuantity: Quantity }>
+  maxDosePerPeriod?: Ratio
+}
+
 export interface MedicationStatement extends Base {
   resourceType: 'MedicationStatement'
-  status: 'completed'
+  status: 'completed' | 'active'
   medicationCodeableConcept: CodeableConcept
   subject: Reference
   context?: Reference
+  effectiveDateTime?: string
+  effectivePeriod?: { start: string, end?: string }
+  dosage?: Dosage[]
+  note?: Annotation[]
+}
+
+export interface MedicationAdministration extends Base {
+  resourceType: 'MedicationAdministration'
+  status: 'completed'
+  medicationCodeableConcept: CodeableConcept
+  subject: Reference
+  supportingInformation?: Reference[]
   effectiveDateTime: string
   note?: Annotation[]
+  dosage?: { dose: Quantity }
 }
 
 export interface DocumentReference extends Base {
@@ -121,12 +145,39 @@ export interface DocumentReference extends Base {
   subject: Reference
   date: string
   content: Array<{
-    attachment: { contentType: string, url: string, title: string, size: number, creation: string }
+    /** The file's address (`url`), or the file itself (`data`, base64). */
+    attachment: { contentType: string, url?: string, data?: string, title: string, size: number, creation: string }
   }>
   context?: { encounter?: Reference[], related?: Reference[] }
 }
 
+export interface Narrative {
+  status: 'generated'
+  div: string
+}
+
+export interface CompositionSection {
+  title: string
+  code: CodeableConcept
+  text: Narrative
+  entry?: Reference[]
+  emptyReason?: CodeableConcept
+}
+
+export interface Composition extends Base {
+  resourceType: 'Composition'
+  status: 'final'
+  type: CodeableConcept
+  subject: Reference
+  date: string
+  /** Who made the summary, by name: the family member who shared it. */
+  author: Array<{ display: string }>
+  title: string
+  section: CompositionSection[]
+}
+
 export type Resource =
+  | Composition
   | Patient
   | Observation
   | Condition
@@ -134,6 +185,7 @@ export type Resource =
   | Immunization
   | Procedure
   | MedicationStatement
+  | MedicationAdministration
   | DocumentReference
 
 export interface BundleEntry<R extends Resource = Resource> {
@@ -143,7 +195,9 @@ export interface BundleEntry<R extends Resource = Resource> {
 
 export interface Bundle {
   resourceType: 'Bundle'
-  type: 'collection'
+  /** A document's identifier, the same in every copy of it. */
+  identifier?: { system: string, value: string }
+  type: 'collection' | 'document'
   timestamp: string
   entry: BundleEntry[]
 }

@@ -4,6 +4,8 @@ import type { FileType } from './types'
 export interface Upload {
   path: string
   size: number
+  /** The SHA-256 of the bytes received, hex, for a file that came in a request. */
+  sha256?: string
   type: FileType
   fileName: string
   /** The text fields, converted like query strings. */

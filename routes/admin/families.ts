@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { losesLastOwner, standingIn } from '../../domain/families'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { removeAfterCommit } from '../../lib/stored-files'
+import { removeWhenCommitted } from '../../domain/stored-files'
 import {
   deleteFamilyWithContents, familyMembers, findMember, insertMember, listAllFamilies, lockFamily, type FamilySortField
 } from '../../sql/admin'
@@ -118,7 +118,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const files = await sql.begin(tx => deleteFamilyWithContents(tx, request.params.id))
     if (files === undefined) throw new errors.notFound('Family')
-    await removeAfterCommit(config, request.log, files, 'stored files could not be removed')
+    await removeWhenCommitted(config, request.log, files, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

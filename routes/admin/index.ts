@@ -15,6 +15,11 @@ import users from './users'
 const admin: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql } = fastify
 
+  // No personal access token administers (plugins/token-rules.ts).
+  fastify.addHook('onRoute', route => {
+    route.config = { ...route.config, personalTokens: 'refused' }
+  })
+
   fastify.addHook('preHandler', async request => {
     if (request.user.role !== 'admin') throw new errors.forbidden()
   })

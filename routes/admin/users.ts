@@ -4,13 +4,13 @@ import { errors, withDetails } from '../../lib/errors'
 import { losesLastOwner } from '../../domain/families'
 import { hashPassword, passwordKey } from '../../lib/passwords'
 import { errorResponses } from '../../lib/schemas'
-import { removeAfterCommit } from '../../lib/stored-files'
+import { removeWhenCommitted } from '../../domain/stored-files'
 import type { Db } from '../../db/client'
 import {
   deleteFamilyWithContents, deleteUser, findAdminUser, listAdminUsers, lockAccount, lockMembershipsOf,
   otherActiveAdmins, updateUserAccount, type UserSortField
 } from '../../sql/admin'
-import { revokeUserSessions } from '../../sql/sessions'
+import { revokeAccountSessions, revokeUserSessions } from '../../sql/sessions'
 import { emailTaken, findUser, insertUser, setPasswordHash } from '../../sql/users'
 import { CreateUserBody, SetPasswordBody, UpdateUserBody, UserListQuery, UserParams } from './schemas'
 import { parseSort } from './sort'
@@ -50,6 +50,8 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.post('/api/admin/users', {
+    // It waits on more than the database (password hashing): its key is not held in a transaction.
+    config: { idempotency: 'apart' },
     schema: {
       operationId: 'createAdminUser',
       tags,
@@ -87,7 +89,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'updateAdminUser',
       tags,
       summary: 'Change a user\'s name, e-mail, role or disabled state',
-      description: 'Disabling revokes every session of the user. The last active admin can be neither demoted nor disabled (409 LAST_ADMIN).',
+      description: 'Disabling revokes every session of the user and every personal access token, for good. The last active admin can be neither demoted nor disabled (409 LAST_ADMIN).',
       security,
       params: UserParams,
       body: UpdateUserBody,
@@ -105,12 +107,14 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
         throw new errors.lastAdmin('The last admin can be neither demoted nor disabled')
       }
       await updateUserAccount(tx, id, changes)
-      if (changes.disabled === true) await revokeUserSessions(tx, id)
+      if (changes.disabled === true) await revokeAccountSessions(tx, id)
       return account(tx, id)
     }).catch(emailConflict)
   })
 
   fastify.post('/api/admin/users/:id/password', {
+    // It waits on more than the database (password hashing): its key is not held in a transaction.
+    config: { idempotency: 'apart' },
     schema: {
       operationId: 'setAdminUserPassword',
       tags,
@@ -165,7 +169,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       await deleteUser(tx, id)
       return names
     })
-    await removeAfterCommit(config, request.log, files, 'stored files could not be removed')
+    await removeWhenCommitted(config, request.log, files, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

@@ -4,7 +4,7 @@ import { errors } from '../../lib/errors'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
 } from '../../lib/schemas'
-import { removeAfterCommit } from '../../lib/stored-files'
+import { removeWhenCommitted } from '../../domain/stored-files'
 import { preconditionFailed } from '../../plugins/access'
 import { attachmentSorts, deleteAttachment, findAttachment, listAttachments } from '../../sql/attachments'
 import { beginChange } from '../../sql/changes'
@@ -78,7 +78,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       if (version === undefined) throw new errors.notFound('Attachment')
       throw preconditionFailed(version)
     })
-    await removeAfterCommit(config, request.log, { attachments: [storedName] }, 'the file of a deleted attachment could not be removed')
+    await removeWhenCommitted(config, request.log, { attachments: [storedName] }, 'the file of a deleted attachment could not be removed')
     return reply.code(204).send(null)
   })
 

@@ -17,6 +17,8 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
   await fastify.register(multipart)
 
   fastify.post('/api/children/:childId/attachments', {
+    // It waits on more than the database (the upload's checks and files): its key is not held in a transaction.
+    config: { idempotency: 'apart' },
     ...fastify.uploadHooks('attachment'),
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
     schema: {

@@ -5,11 +5,13 @@ import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { dummyHash, hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
-import { beginFamilyChange } from '../../sql/changes'
-import { addMember, insertFamily } from '../../sql/families'
+import { openAccount } from '../../domain/accounts'
 import { findOpenInvite, useInvite } from '../../sql/invites'
-import { createSession, lockRefreshToken, markRotated, revokeSession } from '../../sql/sessions'
-import { anyUserExists, emailTaken, findCredentials, findCredentialsById, insertUser, recordLogin } from '../../sql/users'
+import { passwordStillAllowed } from '../../sql/oidc'
+import { lockRefreshToken, markRotated, revokeSession } from '../../sql/sessions'
+import { anyUserExists, emailTaken, findCredentials, findCredentialsById } from '../../sql/users'
+import oidc from './oidc'
+import { startSession } from './session'
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody } from './schemas'
 
 /** The account a login tries: its e-mail, lower-cased as e-mails are compared. */
@@ -20,7 +22,7 @@ function loginAccount (request: FastifyRequest): string {
 const auth: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql, tokens } = fastify
   const rateLimit = { rateLimit: {} }
-  const userAgent = (header: string | undefined): string | null => header?.slice(0, 500) ?? null
+  await fastify.register(oidc)
 
   fastify.post('/api/auth/register', {
     config: rateLimit,
@@ -29,12 +31,14 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       tags: ['auth'],
       summary: 'Create an account and sign in',
       description: 'The first user becomes admin. Later users need an invite unless REGISTRATION is open; without an invite a family named after the user is created. ' +
-        'An invite must name the e-mail registered, and counts only while the owner who made it is still an owner of the family (otherwise 400 INVITE_INVALID).',
+        'An invite must name the e-mail registered, and counts only while the owner who made it is still an owner of the family (otherwise 400 INVITE_INVALID). ' +
+        'With OIDC_ONLY, 403 PASSWORD_LOGIN_DISABLED: accounts come from signing in with the identity provider.',
       security: [],
       body: RegisterBody,
       response: { 201: Type.Ref('TokenPair'), ...errorResponses(400, 403, 409, 429) }
     }
   }, async function (request, reply) {
+    if (config.oidc?.only === true) throw new errors.passwordLoginDisabled()
     const { email, password, name, inviteToken } = request.body
     const passwordHash = await hashPassword(password, config.bcryptCost, passwordKey.email(email))
     const pair = await sql.begin(async tx => {
@@ -48,18 +52,9 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       if (invite === undefined) throw new errors.inviteInvalid()
       if (await emailTaken(tx, email)) throw new errors.emailTaken()
 
-      const user = await insertUser(tx, { email, name, passwordHash, role: first ? 'admin' : 'user' })
-      await beginFamilyChange(tx, invite?.familyId ?? null, user.id)
-      if (invite !== null) {
-        if (!(await useInvite(tx, invite.id, user.id))) throw new errors.inviteInvalid()
-        await addMember(tx, invite.familyId, user.id, invite.role)
-      } else {
-        const family = await insertFamily(tx, `${name}'s family`)
-        await addMember(tx, family.id, user.id, 'owner')
-      }
-      await recordLogin(tx, user.id)
-      const sessionId = await createSession(tx, user.id, userAgent(request.headers['user-agent']), config.refreshTokenTtl)
-      return { ...(await tokens.issue(tx, user, sessionId, null)), user }
+      const user = await openAccount(tx, { email, name, passwordHash, first }, invite)
+      if (invite !== null && !(await useInvite(tx, invite.id, user.id))) throw new errors.inviteInvalid()
+      return startSession(fastify, tx, request, user)
     })
     return reply.code(201).send(pair)
   })
@@ -73,7 +68,8 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       tags: ['auth'],
       summary: 'Sign in with e-mail and password',
       description: 'Limited per client address, and per account (the e-mail, in any case) once the body is read: AUTH_RATE_LIMIT_MAX requests a window each, refused ones included; beyond, 429 with Retry-After. ' +
-        'Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third.',
+        'Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third. ' +
+        'With OIDC_ONLY, 403 PASSWORD_LOGIN_DISABLED before any password is checked, except for the first administrator until an administrator has signed in with the identity provider.',
       security: [],
       body: LoginBody,
       response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 401, 403, 429) }
@@ -81,6 +77,10 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async function (request) {
     const { email, password } = request.body
     const account = await findCredentials(sql, email)
+    // Without a password check: whoever asks learns nothing of the password, nor, but for the first administrator, whether the account exists.
+    if (config.oidc?.only === true && (account === undefined || !(await passwordStillAllowed(sql, account.id)))) {
+      throw new errors.passwordLoginDisabled()
+    }
     // An unknown account's check waits in the turn of its e-mail, as a known one's in its user's.
     const key = account === undefined ? passwordKey.email(email) : passwordKey.user(account.id)
     const matches = await verifyPassword(password, account?.passwordHash ?? await dummyHash(config.bcryptCost), key)
@@ -88,9 +88,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     if (account.disabled) throw new errors.accountDisabled()
     const { passwordHash: _hash, disabled: _disabled, ...user } = account
     return sql.begin(async tx => {
-      await recordLogin(tx, user.id)
-      const sessionId = await createSession(tx, user.id, userAgent(request.headers['user-agent']), config.refreshTokenTtl)
-      return { ...(await tokens.issue(tx, user, sessionId, null)), user }
+      return startSession(fastify, tx, request, user)
     })
   })
 
@@ -130,6 +128,8 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.post('/api/auth/logout', {
+    // A personal access token ends when deleted, not by logging out.
+    config: { personalTokens: 'refused' },
     onRequest: fastify.authenticate,
     schema: {
       operationId: 'logout',
@@ -138,7 +138,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Also ends the session of the given refresh token when it is the same user\'s.',
       security: [{ bearer: [] }],
       body: LogoutBody,
-      response: { 204: Type.Null({ description: 'Signed out' }), ...errorResponses(400, 401) }
+      response: { 204: Type.Null({ description: 'Signed out' }), ...errorResponses(400, 401, 403) }
     }
   }, async function (request, reply) {
     const { id, sessionId } = request.user

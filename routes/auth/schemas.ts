@@ -39,3 +39,30 @@ export const RefreshBody = StrictObject({
 export const LogoutBody = StrictObject({
   refreshToken: Type.Optional(Nullable(Secret({ minLength: 1, maxLength: 2000 })))
 })
+
+export const OidcStartQuery = Type.Object({
+  redirect: Type.String({
+    minLength: 1,
+    maxLength: 2000,
+    description: 'The front end\'s path to come back to, on this service\'s origin: one / then anything but another / or \\, without # or spaces',
+    examples: ['/children/7?tab=growth']
+  })
+})
+
+export const OidcCallbackQuery = Type.Object({
+  state: Type.Optional(Type.String({ maxLength: 1000 })),
+  code: Type.Optional(Type.String({ maxLength: 4000 })),
+  error: Type.Optional(Type.String({ maxLength: 1000 }))
+})
+
+export const OidcExchangeBody = StrictObject({
+  code: Secret({ minLength: 1, maxLength: 200, description: 'the one-time code from the #oidcCode= fragment' })
+})
+
+export const OidcSettings = Type.Object({
+  enabled: Type.Boolean({ description: 'sign-in with the identity provider is configured' }),
+  name: Nullable(Type.String({ description: 'what to call the provider: "Sign in with <name>"' })),
+  passwordLogin: Type.Boolean({ description: 'false with OIDC_ONLY: only the first administrator may still sign in with a password, until an administrator has signed in with the provider' })
+}, { $id: 'OidcSettings', title: 'OidcSettings' })
+
+export const Redirect = Type.Null({ description: 'A redirect: see the Location header' })

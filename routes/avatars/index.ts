@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../lib/schemas'
-import { removeAfterCommit } from '../../lib/stored-files'
+import { removeWhenCommitted } from '../../domain/stored-files'
 import { beginChange } from '../../sql/changes'
 import { removeAvatar } from '../../sql/children'
 import { AvatarParams } from './schemas'
@@ -27,7 +27,7 @@ const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
       return removeAvatar(tx, request.params.id)
     })
     if (previous !== null) {
-      await removeAfterCommit(config, request.log, { avatars: [previous] }, 'a removed avatar\'s file could not be deleted')
+      await removeWhenCommitted(config, request.log, { avatars: [previous] }, 'a removed avatar\'s file could not be deleted')
     }
     return reply.code(204).send(null)
   })

@@ -7,7 +7,7 @@ import { avatarUrl, storedName } from '../../lib/files/names'
 import { storeFile } from '../../lib/files/store'
 import type { Upload } from '../../lib/files/upload'
 import { errorResponses } from '../../lib/schemas'
-import { removeAfterCommit } from '../../lib/stored-files'
+import { removeWhenCommitted } from '../../domain/stored-files'
 import { beginChange } from '../../sql/changes'
 import { replaceAvatar } from '../../sql/children'
 import { Avatar, AvatarParams, UploadAvatarBody } from './schemas'
@@ -27,6 +27,8 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
   await fastify.register(multipart)
 
   fastify.post('/api/children/:id/avatar', {
+    // It waits on more than the database (the upload's checks and files): its key is not held in a transaction.
+    config: { idempotency: 'apart' },
     ...fastify.uploadHooks('avatar'),
     preHandler: fastify.familyScope({ target: { child: 'params.id' }, name: 'Child' }),
     schema: {
@@ -63,7 +65,7 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
       return row
     }))
     if (replaced.previous !== null) {
-      await removeAfterCommit(config, request.log, { avatars: [replaced.previous] }, 'a replaced avatar\'s file could not be deleted')
+      await removeWhenCommitted(config, request.log, { avatars: [replaced.previous] }, 'a replaced avatar\'s file could not be deleted')
     }
     return { avatarUrl: avatarUrl(name) }
   })

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
-import { dueEvent, visitEvent, writeCalendar } from '../../lib/calendar'
+import { dueEvent, scheduleEvent, visitEvent, writeCalendar } from '../../lib/calendar'
+import type { FeedEvent } from '../../sql/calendar'
 import { errors } from '../../lib/errors'
+import { callerOf } from '../../plugins/access'
 import { errorResponses } from '../../lib/schemas'
 import { deleteOwnFeed, insertFeed, listFeeds, lockFeedCount, readFeed } from '../../sql/calendar'
 import { CalendarResponse, CreateFeedBody, FeedFileParams, FeedParams, ListQuery } from './schemas'
@@ -59,7 +61,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { limit, offset } = request.query
-    const { rows, total } = await listFeeds(sql, request.user.id, limit, offset)
+    const { rows, total } = await listFeeds(sql, callerOf(request.user), limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })
 
@@ -74,7 +76,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    if (!(await deleteOwnFeed(sql, request.user.id, request.params.id))) throw new errors.notFound('Calendar feed')
+    if (!(await deleteOwnFeed(sql, callerOf(request.user), request.params.id))) throw new errors.notFound('Calendar feed')
     return reply.code(204).send(null)
   })
 }
@@ -96,12 +98,16 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
     schema: {
       operationId: 'getCalendarFeed',
       tags,
-      summary: 'A family\'s visits and vaccine due dates as an iCalendar feed',
+      summary: 'A family\'s visits, vaccine due dates and schedule doses as an iCalendar feed',
       description: 'A capability link: no token is needed. The family\'s visits from 12 months back on, the future ones included, as all-day events: ' +
         'SUMMARY the child\'s name and the visit type, DESCRIPTION the provider and notes, UID stable per visit, SEQUENCE its version. ' +
         'Each vaccine\'s next due date (from the nextDueDate of its latest dose, as GET /api/children/{childId}/due lists them) in the same range, ' +
         'as an all-day event on that day: SUMMARY "<child>: <vaccine> due (dose <n + 1>)" (without the dose when the latest dose has no doseNumber), ' +
-        'DESCRIPTION the day of the latest dose, UID due-medical-event-<id of the latest dose>@child-health, SEQUENCE that dose\'s version.',
+        'DESCRIPTION the day of the latest dose, UID due-medical-event-<id of the latest dose>@child-health, SEQUENCE that dose\'s version. ' +
+        'For a child that follows a vaccine schedule, each dose of it not yet recorded (as GET /api/children/{childId}/due lists them) whose dueFrom is in the same range (today in UTC), ' +
+        'as an all-day event on its dueFrom: SUMMARY "<child>: <series code> due (dose <n>)", DESCRIPTION the series\' name and the days it is due from and on time until, ' +
+        'UID schedule-<scheduleId>-child-<childId>-<series code>-dose-<n>@child-health (the same while the dose moves; gone once it is recorded), SEQUENCE the number of the child\'s changes. ' +
+        'On one day, visits come first, then due dates, then schedule doses.',
       security: [],
       params: FeedFileParams,
       response: { 200: CalendarResponse, ...errorResponses(404) }
@@ -114,8 +120,13 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
       .header('cache-control', 'private, no-store')
       .header('referrer-policy', 'no-referrer')
       .type('text/calendar; charset=utf-8')
-      .send(writeCalendar(content.familyName, content.events.map(event => event.kind === 'visit' ? visitEvent(event.visit) : dueEvent(event.due))))
+      .send(writeCalendar(content.familyName, content.events.map(eventOf)))
   })
+}
+
+function eventOf (event: FeedEvent) {
+  if (event.kind === 'visit') return visitEvent(event.visit)
+  return event.kind === 'due' ? dueEvent(event.due) : scheduleEvent(event.dose)
 }
 
 export default calendarFeeds

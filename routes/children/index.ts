@@ -7,8 +7,8 @@ import { clockTag, noneMatch } from '../../lib/etag'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, PATCH_RULE, WithETag, errorResponses
 } from '../../lib/schemas'
-import { removeAfterCommit } from '../../lib/stored-files'
-import { notModified, preconditionFailed } from '../../plugins/access'
+import { removeWhenCommitted } from '../../domain/stored-files'
+import { callerOf, notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, membershipClock } from '../../sql/changes'
 import { childSorts, deleteChild, earliestRecordDate, findChild, insertChild, listChildren, lockChild, replaceChild } from '../../sql/children'
 import { orderBy } from '../../sql/list'
@@ -22,6 +22,8 @@ function badBirth (message: string): Error {
 }
 
 const GESTATION_RULE = 'Gestational age at birth is `gestationalAgeAtBirthWeeks` (22 to 44) and optionally `gestationalAgeAtBirthDays` (0 to 6), from 22 weeks 0 days to 44 weeks 6 days; days without weeks are a 400.'
+
+const SCHEDULE_RULE = 'scheduleId names one of the vaccine schedules of GET /api/schedules, or null for none; an unknown id is a 400. Changing it keeps the child\'s vaccine records as they are: a record whose vaccine is not a series of the new schedule stays, counts for nothing in the due list, and must be given a series of the new schedule (or none) when it is next written.'
 
 function checkGestation (child: Gestation): void {
   const issue = gestationIssue(child)
@@ -49,12 +51,12 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     const { limit, offset, familyId, sort = 'name' } = request.query
     if (familyId === undefined) {
       // Every family of the caller: the tag follows all of them and the memberships.
-      const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, request.user.id))
+      const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, callerOf(request.user)))
       reply.header('etag', etag)
       if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
     }
     const order = orderBy(sql, sort, childSorts)
-    const { rows, total } = await listChildren(sql, request.user.id, familyId === undefined ? null : request.scope.familyId, order, limit, offset)
+    const { rows, total } = await listChildren(sql, callerOf(request.user), familyId === undefined ? null : request.scope.familyId, order, limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })
 
@@ -64,7 +66,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       operationId: 'createChild',
       tags,
       summary: 'Add a child to a family',
-      description: GESTATION_RULE,
+      description: `${GESTATION_RULE} ${SCHEDULE_RULE}`,
       security,
       body: CreateChildBody,
       response: { 201: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404) }
@@ -102,8 +104,8 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'replaceChild',
       tags,
-      summary: 'Replace a child\'s name, date of birth, sex, gestational age at birth and growth chart',
-      description: `The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} An omitted gestational age becomes null, an omitted growthReference \`who\`.`,
+      summary: 'Replace a child\'s name, date of birth, sex, gestational age at birth, growth chart and vaccine schedule',
+      description: `The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} An omitted gestational age or scheduleId becomes null, an omitted growthReference \`who\`. ${SCHEDULE_RULE}`,
       security,
       params: ChildParams,
       headers: ConditionalWrite,
@@ -127,8 +129,8 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     schema: {
       operationId: 'updateChild',
       tags,
-      summary: 'Change some of a child\'s name, date of birth, sex, gestational age at birth and growth chart',
-      description: `${PATCH_RULE} The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} The rule holds for the child as the change leaves it: days cannot stay once the weeks are cleared.`,
+      summary: 'Change some of a child\'s name, date of birth, sex, gestational age at birth, growth chart and vaccine schedule',
+      description: `${PATCH_RULE} The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} The rule holds for the child as the change leaves it: days cannot stay once the weeks are cleared. ${SCHEDULE_RULE}`,
       security,
       params: ChildParams,
       headers: ConditionalWrite,
@@ -151,6 +153,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
         gestationalAgeAtBirthWeeks: current.gestationalAgeAtBirthWeeks,
         gestationalAgeAtBirthDays: current.gestationalAgeAtBirthDays,
         growthReference: current.growthReference,
+        scheduleId: current.scheduleId,
         ...changes
       }
       checkGestation(merged)
@@ -194,7 +197,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       if (expected !== null && version !== expected) throw preconditionFailed(version)
       return deleteChild(tx, id)
     })
-    await removeAfterCommit(config, request.log, files, 'stored files of a deleted child could not be removed')
+    await removeWhenCommitted(config, request.log, files, 'stored files of a deleted child could not be removed')
     return reply.code(204).send(null)
   })
 

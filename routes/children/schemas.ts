@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Id, IsoDate, ListOf, Nullable, Pagination, StrictObject, Timestamp, Version, patchFields } from '../../lib/schemas'
-import { childFields, GestationalDays, GestationalWeeks, GrowthReference, Sex } from '../../domain/children'
+import { childFields, GestationalDays, GestationalWeeks, GrowthReference, ScheduleId, Sex } from '../../domain/children'
 
 export const Child = Type.Object({
   id: Id,
@@ -12,6 +12,7 @@ export const Child = Type.Object({
   gestationalAgeAtBirthWeeks: Nullable(GestationalWeeks),
   gestationalAgeAtBirthDays: Nullable(GestationalDays),
   growthReference: GrowthReference,
+  scheduleId: Nullable(ScheduleId),
   version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp

@@ -54,10 +54,13 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
     if (String(redeemed.familyId) !== (request.params as { id?: string }).id) throw new errors.unauthorized('The ticket is for another family')
     const [session] = await sessionsStillActive(sql, [redeemed.sessionId])
     if (session === undefined) throw new errors.unauthorized('The session has ended')
-    request.user = { id: session.userId, role: session.role, sessionId: session.id }
+    request.user = { id: session.userId, role: session.role, sessionId: session.id, token: session.token }
   }
 
   fastify.post('/api/families/:id/events/tickets', {
+    // It only reads: a read token may open the stream with a ticket too.
+    // A ticket opens a stream: not a write a batch runs.
+    config: { personalTokens: 'reads', batch: false },
     onRequest: fastify.authenticate,
     preHandler: anyMember,
     schema: {

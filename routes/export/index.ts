@@ -26,7 +26,7 @@ const OPEN_PER_USER = 2
 const FAIR_USE = 'An export is read from the database into a temporary file before anything is sent. ' +
   `Reading takes one of EXPORT_CONCURRENCY (default 4) slots shared by every user (at most ${OPEN_PER_USER} of them one user's), given back before the download starts; ` +
   `a user may have at most ${OPEN_PER_USER} exports open at once, downloads included. Beyond either, 429 with Retry-After. ` +
-  'A download that makes no progress for 60 s (DOWNLOAD_IDLE_TIMEOUT) is ended. HEAD answers the headers of a GET and reads nothing.'
+  'A download whose client takes none of the bytes waiting for it for 60 s (DOWNLOAD_IDLE_TIMEOUT) is ended; reading the export from the database does not count. HEAD answers the headers of a GET and reads nothing.'
 
 interface Started {
   spool: Spool
@@ -58,7 +58,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   /**
    * Counts the export among its user's open ones, takes an export slot, and
    * opens a spool; the slot goes back when `built` is called, the rest when
-   * the response ends, however it ends. A download that makes no progress
+   * the response ends, however it ends. A download whose client takes no waiting byte
    * for DOWNLOAD_IDLE_TIMEOUT is cut.
    */
   async function begin (request: FastifyRequest, reply: FastifyReply): Promise<Started> {

@@ -29,9 +29,11 @@ export function endWith (request: FastifyRequest, body: Readable, done: Promise<
 }
 
 /**
- * Calls `stalled` once the response's connection has taken no byte for
- * `ms`: a client that stops reading cannot keep a download open. Answers a
- * function that stops watching.
+ * Calls `stalled` once the response's connection has had bytes waiting for
+ * the client and taken none of them for `ms`: a client that stops reading
+ * cannot keep a download open. While nothing waits to go out (the export is
+ * still being built) the client is not behind, and the time does not count.
+ * Answers a function that stops watching.
  */
 export function watchProgress (reply: FastifyReply, ms: number, stalled: () => void): () => void {
   const socket = reply.raw.socket
@@ -39,7 +41,7 @@ export function watchProgress (reply: FastifyReply, ms: number, stalled: () => v
   let written = socket.bytesWritten
   let since = Date.now()
   const timer = setInterval(() => {
-    if (socket.bytesWritten !== written) {
+    if (socket.bytesWritten !== written || socket.writableLength === 0) {
       written = socket.bytesWritten
       since = Date.now()
     } else if (Date.now() - since >= ms) {

@@ -6,7 +6,9 @@ import { errors } from '../../lib/errors'
 import { ExportSlots } from '../../lib/export/slots'
 import { QueueFull } from '../../lib/fair-queue'
 import { errorResponses, StrictObject } from '../../lib/schemas'
-import { ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from '../../domain/archive-import'
+import { ALWAYS_LISTED, ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from '../../domain/archive-import'
+import { recordKinds } from '../../kinds'
+import { nounOf } from '../../kinds/kind'
 
 /** When a client that found every import slot taken may try again, in seconds. */
 const RETRY_AFTER = 30
@@ -21,11 +23,10 @@ const Imported = Type.Object({
   family: Type.Ref('Family'),
   counts: Type.Object({
     children: Type.Integer(),
-    measurements: Type.Integer(),
-    visits: Type.Integer(),
-    medicalEvents: Type.Integer(),
-    illnesses: Type.Integer(),
-    temperatures: Type.Integer({ description: 'temperature readings; 0 for an archive written before readings existed' }),
+    // Each kind's records, in the registry's order; archives written before a kind existed have none of it.
+    ...Object.fromEntries(recordKinds.map(({ key, spec }) => [key, ALWAYS_LISTED.includes(key)
+      ? Type.Integer()
+      : Type.Integer({ description: `${nounOf(spec)}s; 0 for an archive written before they existed` })])),
     attachments: Type.Integer(),
     files: Type.Integer({ description: 'attachments and avatars stored' })
   })
@@ -72,6 +73,8 @@ const importRoute: FastifyPluginAsyncTypebox = async function (fastify) {
   }
 
   fastify.post('/api/families/import', {
+    // The import commits on connections of its own: its key's answer is kept just after.
+    config: { idempotency: 'apart', personalTokens: 'unbound' },
     preValidation: [holdOpen, upload.preValidation, takeSlot],
     onSend: upload.onSend,
     schema: {

@@ -9,7 +9,7 @@ import { clockTag, noneMatch } from '../../lib/etag'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
 } from '../../lib/schemas'
-import { notModified, preconditionFailed } from '../../plugins/access'
+import { callerOf, notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, familyClock, membershipClock } from '../../sql/changes'
 import {
   addMember, deleteEmptyFamily, findFamily, insertFamily, isMemberByEmail, listFamiliesOf, listMembers,
@@ -54,15 +54,17 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('FamilyList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403) }
     }
   }, async (request, reply) => {
-    const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, request.user.id))
+    const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, callerOf(request.user)))
     reply.header('etag', etag)
     if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
     const { limit, offset } = request.query
-    const { rows, total } = await listFamiliesOf(sql, request.user.id, limit, offset)
+    const { rows, total } = await listFamiliesOf(sql, callerOf(request.user), limit, offset)
     return { data: rows, meta: { total, limit, offset } }
   })
 
   fastify.post('/api/families', {
+    // A personal access token bound to a family reaches no other, a new one included.
+    config: { personalTokens: 'unbound' },
     schema: {
       operationId: 'createFamily',
       tags,

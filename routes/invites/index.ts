@@ -17,6 +17,7 @@ const invites: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.post('/api/invites/accept', {
     onRequest: [fastify.rateLimit({}), fastify.authenticate],
+    config: { personalTokens: 'refused' },
     schema: {
       operationId: 'acceptInvite',
       tags: ['families'],

@@ -2,20 +2,27 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
+import { callerOf } from '../../plugins/access'
+import type { Caller } from '../../sql/access'
 import { activeSessions, revokeOwnSession } from '../../sql/sessions'
 import { beginChange } from '../../sql/changes'
 import { membershipsOf } from '../../sql/families'
 import { emailTaken, findUser, updateProfile } from '../../sql/users'
 import { ListQuery, PatchMeBody, SessionParams } from './schemas'
+import personalTokens from './tokens'
 
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql } = fastify
   const bearer = [{ bearer: [] }]
+  // The account itself is out of any personal access token's reach.
+  const config = { personalTokens: 'refused' as const }
+  await fastify.register(personalTokens)
 
-  async function profile (userId: number) {
-    const user = await findUser(sql, userId)
+  /** The user, and the families the request may see: a personal access token bound to a family sees that one. */
+  async function profile (caller: Caller) {
+    const user = await findUser(sql, caller.userId)
     if (user === undefined) throw new errors.unauthorized('The account no longer exists')
-    const families = await membershipsOf(sql, userId)
+    const families = await membershipsOf(sql, caller)
     return { ...user, families }
   }
 
@@ -27,13 +34,14 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       response: { 200: Type.Ref('Me'), ...errorResponses(401, 403) }
     }
-  }, async request => profile(request.user.id))
+  }, async request => profile(callerOf(request.user)))
 
   // A new e-mail answers whether another account has it (409): it is limited like registering, per address and per account.
   const emailChangesByAddress = fastify.authLimit('email-change-address', request => request.ip)
   const emailChangesByAccount = fastify.authLimit('email-change-account', request => String(request.user.id))
 
   fastify.patch('/api/me', {
+    config,
     preHandler: async request => {
       const { email } = request.body
       if (email === undefined) return
@@ -62,6 +70,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.get('/api/me/sessions', {
+    config,
     schema: {
       operationId: 'listMySessions',
       tags: ['me'],
@@ -80,6 +89,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.delete('/api/me/sessions/:id', {
+    config,
     schema: {
       operationId: 'deleteMySession',
       tags: ['me'],

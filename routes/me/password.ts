@@ -31,6 +31,8 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
   }
 
   fastify.post('/api/me/password', {
+    // It waits on more than the database (password hashing): its key is not held in a transaction.
+    config: { idempotency: 'apart', personalTokens: 'refused' },
     onRequest: [
       fastify.authLimit('password-address', request => request.ip),
       refuseWhileBusy,
@@ -51,7 +53,8 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const { id, sessionId } = request.user
     const account = await findCredentialsById(sql, id)
-    if (account === undefined || !(await verifyPassword(request.body.currentPassword, account.passwordHash, passwordKey.user(id)))) {
+    // An account made by signing in with the identity provider has no password to match.
+    if (account?.passwordHash == null || !(await verifyPassword(request.body.currentPassword, account.passwordHash, passwordKey.user(id)))) {
       throw new errors.wrongPassword()
     }
     const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost, passwordKey.user(id))

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { FamilyRoleSchema, Id, ListOf, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
+import { FamilyRoleSchema, Id, ListOf, Name, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
 import { Email, Password, UserName } from '../../lib/account-schemas'
 
 export const Me = Type.Object({
@@ -34,3 +34,35 @@ export const SessionList = ListOf('Session')
 export const ListQuery = Type.Object(Pagination)
 
 export const SessionParams = StrictObject({ id: Id })
+
+const TokenScope = Type.Union([Type.Literal('read'), Type.Literal('write')], {
+  description: 'read: GET and HEAD only (and event tickets); write: what the user may do, within the family if one is named'
+})
+
+const tokenFields = {
+  id: Id,
+  name: Type.String(),
+  scope: TokenScope,
+  familyId: Nullable(Id),
+  createdAt: Timestamp,
+  expiresAt: Nullable(Timestamp),
+  lastUsedAt: Nullable(Type.String({ format: 'date-time', description: 'the last request made with it, within a minute; null before the first' }))
+}
+
+export const PersonalToken = Type.Object(tokenFields, {
+  $id: 'PersonalToken', title: 'PersonalToken', description: 'A personal access token of the user\'s; the token itself is shown only when it is created'
+})
+
+export const CreatedPersonalToken = Type.Object({
+  ...tokenFields,
+  token: Type.String({ description: 'cht_ and 43 characters; shown only here. Send it as Authorization: Bearer <token>', examples: ['cht_4ZrH0mT3sVq8Lw2nXbYd6JcPfKg1uAe9RiOtW5yMz7E'] })
+}, { $id: 'CreatedPersonalToken', title: 'CreatedPersonalToken' })
+
+export const CreateTokenBody = StrictObject({
+  name: Name(100),
+  scope: TokenScope,
+  familyId: Type.Optional(Nullable(Id)),
+  expiresAt: Type.Optional(Nullable(Timestamp))
+})
+
+export const TokenParams = StrictObject({ id: Id })

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type, type TSchema } from '@sinclair/typebox'
-import { plainDecimal, readCsv, type CsvRow } from '../../lib/csv'
+import { plainDecimal, readCsv, type CsvRow, type CsvTable } from '../../lib/csv'
 import { errors, withDetails } from '../../lib/errors'
 import { Id, StrictObject, errorResponses } from '../../lib/schemas'
 import { schemaIssues } from '../../plugins/errors'
@@ -17,9 +17,16 @@ const MAX_ISSUES = 100
 
 type Values = Record<string, unknown>
 
-interface Row {
-  line: number
-  values: Values
+/** The rows of a file, checked, and the file to find their lines in. */
+interface Read {
+  table: CsvTable
+  rows: Values[]
+}
+
+/** A problem of the row at `index` of the file. */
+interface Found {
+  index: number
+  issue: Issue
 }
 
 const DESCRIPTION = `A UTF-8 CSV file with a header row naming its columns, in any order: measuredAt (YYYY-MM-DD, required), heightCm, weightKg, headCircumferenceCm, notes. Cells are separated by , or ; (a ; when the header has one and no comma). Numbers are plain decimals with a point or a comma (3.5 or 3,5; in a file separated by commas, a decimal comma needs quotes). An empty cell leaves the value out; rows of empty cells are skipped. At most ${MAX_ROWS.toLocaleString('en-US')} rows and 10 MiB.
@@ -39,9 +46,10 @@ function numeric (schema: TSchema): boolean {
   return type === 'number' || (Array.isArray(type) && type.includes('number')) || (schema.anyOf as TSchema[] | undefined ?? []).some(numeric)
 }
 
-/** An issue of a body (`/body/...`) as one of a line of the file. */
-function onLine (line: number, issue: Issue): Issue {
-  return { path: issue.path.replace(/^\/body/, `/line/${line}`), message: issue.message }
+/** Issues of bodies (`/body/...`) as issues of the lines of the file their rows start on. */
+async function onLines (table: CsvTable, found: Found[]): Promise<Issue[]> {
+  const lines = await table.lines()
+  return found.map(({ index, issue }) => ({ path: issue.path.replace(/^\/body/, `/line/${lines[index]}`), message: issue.message }))
 }
 
 /**
@@ -58,18 +66,18 @@ export function measurementImport (spec: RecordSpec) {
   const numbers = new Set(columns.filter(column => numeric(fields[column])))
   const validate = bodyValidator(RowBody)
 
-  /** A row's cells as the body of a create would hold them, and the problems of its values. */
+  /** A row's cells as the body of a create would hold them, and the problems of its values, as a body's. */
   function checkRow (row: CsvRow): { values: Values, issues: Issue[] } {
     const values: Values = {}
-    for (const [column, cell] of Object.entries(row.cells)) values[column] = numbers.has(column) ? plainDecimal(cell) ?? cell : cell
+    for (const [column, cell] of Object.entries(row)) values[column] = numbers.has(column) ? plainDecimal(cell) ?? cell : cell
     normalizeBody(values, RowBody)
     if (validate(values)) return { values, issues: [] }
-    return { values, issues: schemaIssues(validate.errors ?? [], `/line/${row.line}`) }
+    return { values, issues: schemaIssues(validate.errors ?? [], '/body') }
   }
 
   return async function importPlugin (fastify: FastifyInstance): Promise<void> {
     const { sql } = fastify
-    const read = new WeakMap<FastifyRequest, Row[]>()
+    const read = new WeakMap<FastifyRequest, Read>()
 
     fastify.removeAllContentTypeParsers()
     fastify.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: CSV_BODY_LIMIT }, (_request, body, done) => {
@@ -86,19 +94,19 @@ export function measurementImport (spec: RecordSpec) {
       if (typeof request.body !== 'string') throw new errors.unsupportedMediaType('The body must be a CSV file, with Content-Type: text/csv')
       const table = await readCsv(request.body, { columns, required, maxRows: MAX_ROWS })
       if (table.issues.length > 0) throw invalid(table.issues)
-      const rows: Row[] = []
-      const issues: Issue[] = []
+      const rows: Values[] = []
+      const found: Found[] = []
       let wrongValues = false
-      for (const row of table.rows) {
+      for (const [index, row] of table.rows.entries()) {
         const checked = checkRow(row)
         if (checked.issues.length > 0) wrongValues = true
-        if (issues.length <= MAX_ISSUES) {
-          issues.push(...(checked.issues.length > 0 ? checked.issues : ruleIssues(spec, checked.values, null, true).map(issue => onLine(row.line, issue))))
+        if (found.length <= MAX_ISSUES) {
+          for (const issue of checked.issues.length > 0 ? checked.issues : ruleIssues(spec, checked.values, null, true)) found.push({ index, issue })
         } else if (wrongValues) break
-        rows.push({ line: row.line, values: checked.values })
+        rows.push(checked.values)
       }
-      if (wrongValues) throw invalid(issues)
-      read.set(request, rows)
+      if (wrongValues) throw invalid(await onLines(table, found))
+      read.set(request, { table, rows })
     }
 
     fastify.post('/api/children/:childId/measurements/import', {
@@ -122,22 +130,21 @@ export function measurementImport (spec: RecordSpec) {
         }
       }
     }, async (request, reply) => {
-      const rows = read.get(request) as Row[]
+      const { table, rows: list } = read.get(request) as Read
       const birth = request.scope.childBirth
-      const issues = rows.flatMap(row => ruleIssues(spec, row.values, birth, true).map(issue => onLine(row.line, issue)))
-      if (issues.length > 0) throw invalid(issues)
-      const list = rows.map(row => row.values)
+      const found = list.flatMap((values, index) => ruleIssues(spec, values, birth, true).map(issue => ({ index, issue })))
+      if (found.length > 0) throw invalid(await onLines(table, found))
       if ((request.query as { dryRun?: boolean }).dryRun === true) {
         const data = list.map(values => Object.fromEntries(columns.map(column => [column, values[column] ?? null])))
         return reply.code(200).send({ dryRun: true, count: data.length, data })
       }
       const childId = request.scope.childId as number
-      const created = await sql.begin(async tx => {
+      const data = await sql.begin(async tx => {
         await beginChange(tx, request.scope.familyId, request.user.id)
-        return await insertRecords(tx, spec, childId, list)
+        return await insertRecords(tx, spec, childId, list, spec.derivedSql)
       })
-      const data = spec.toResponse === undefined ? created : created.map(spec.toResponse)
-      return reply.code(201).send({ dryRun: false, count: data.length, data })
+      // The database wrote the records as the API answers them.
+      return reply.code(201).type('application/json; charset=utf-8').send(`{"dryRun":false,"count":${list.length},"data":[${data}]}`)
     })
   }
 }

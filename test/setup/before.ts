@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { createSql } from '../../db/client'
 import { migrate } from '../../db/migrate'
+import { installQueue } from '../../db/queue'
 import { findTestTables } from './growth'
 import { STATE_FILE, withDatabase, type TestDbState } from './state'
 
@@ -59,6 +60,8 @@ async function main (): Promise<void> {
   } finally {
     await sql.end()
   }
+  // The job queue's schema too, so that no test app installs it again.
+  await installQueue(withDatabase(serverUrl, template), () => {})
 
   const state: TestDbState = { adminUrl, template, daemonPid: daemon?.pid ?? null, dir: daemon?.dir ?? null, growthDir }
   mkdirSync(path.dirname(STATE_FILE), { recursive: true })

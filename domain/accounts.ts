@@ -1,0 +1,81 @@
+// Accounts: a new one, by registration or by a first sign-in with the
+// identity provider, and the account a provider's identity signs in to.
+import type { Tx } from '../db/client'
+import { LOCKS, lockForTransaction } from '../db/locks'
+import type { Registration } from '../lib/config'
+import type { ProviderIdentity } from '../lib/oidc/provider'
+import type { FamilyRole } from '../lib/roles'
+import { beginFamilyChange } from '../sql/changes'
+import { addMember, insertFamily } from '../sql/families'
+import { findIdentity, linkIdentity } from '../sql/oidc'
+import { anyUserExists, emailTaken, findCredentials, insertUser, type User } from '../sql/users'
+
+/** An invite an account is made with: it joins the invite's family in its role instead of getting one of its own. */
+export interface JoiningInvite {
+  familyId: number
+  role: FamilyRole
+}
+
+/**
+ * A new account, in the transaction of its checks: the first one is an
+ * administrator. With an invite, it joins that family; otherwise a family
+ * named after it is made, with it as its owner.
+ */
+export async function openAccount (
+  tx: Tx, account: { email: string, name: string, passwordHash: string | null, first: boolean }, invite: JoiningInvite | null
+): Promise<User> {
+  const user = await insertUser(tx, { email: account.email, name: account.name, passwordHash: account.passwordHash, role: account.first ? 'admin' : 'user' })
+  await beginFamilyChange(tx, invite?.familyId ?? null, user.id)
+  if (invite !== null) {
+    await addMember(tx, invite.familyId, user.id, invite.role)
+  } else {
+    const family = await insertFamily(tx, `${account.name}'s family`)
+    await addMember(tx, family.id, user.id, 'owner')
+  }
+  return user
+}
+
+/** Why a provider's identity gets no account here. */
+export type SignInRefusal = 'ACCOUNT_DISABLED' | 'REGISTRATION_CLOSED' | 'EMAIL_TAKEN' | 'OIDC_EMAIL_MISSING'
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/
+
+/** An account's name from the provider's: its name, else the e-mail's local part, at most 100 characters. */
+function accountName (identity: ProviderIdentity, email: string): string {
+  const name = (identity.name ?? email.split('@')[0]).slice(0, 100).trim()
+  return name === '' ? email.slice(0, 100) : name
+}
+
+/**
+ * The account a provider's identity signs in to, in `tx`: the one it signed
+ * in to before (by issuer and subject); on a first sign-in, the account
+ * whose e-mail is the identity's when the provider says it is verified,
+ * linked from then on; otherwise a new account when the registration policy
+ * lets one be made (the first of the service is an administrator). A
+ * disabled account is refused. Runs under the registration lock, so that two
+ * first sign-ins make one account and one administrator.
+ */
+export async function accountOf (tx: Tx, identity: ProviderIdentity, registration: Registration): Promise<{ userId: number } | { refused: SignInRefusal }> {
+  await lockForTransaction(tx, LOCKS.registration)
+  const known = await findIdentity(tx, identity.issuer, identity.subject)
+  if (known !== undefined) return known.disabled ? { refused: 'ACCOUNT_DISABLED' } : { userId: known.userId }
+
+  const email = identity.email !== null && identity.email.length <= 254 && EMAIL.test(identity.email) ? identity.email : null
+  if (email !== null && identity.emailVerified) {
+    const account = await findCredentials(tx, email)
+    if (account !== undefined) {
+      if (account.disabled) return { refused: 'ACCOUNT_DISABLED' }
+      await linkIdentity(tx, identity.issuer, identity.subject, account.id)
+      return { userId: account.id }
+    }
+  }
+
+  const first = !(await anyUserExists(tx))
+  if (!first && registration !== 'open') return { refused: 'REGISTRATION_CLOSED' }
+  if (email === null) return { refused: 'OIDC_EMAIL_MISSING' }
+  // An address an account holds, not verified by the provider: it is not taken over.
+  if (await emailTaken(tx, email)) return { refused: 'EMAIL_TAKEN' }
+  const user = await openAccount(tx, { email, name: accountName(identity, email), passwordHash: null, first }, null)
+  await linkIdentity(tx, identity.issuer, identity.subject, user.id)
+  return { userId: user.id }
+}

@@ -1,0 +1,38 @@
+import type { Sql } from '../../db/client'
+import { encodeCursor } from '../../kinds/changes'
+import type { Config } from '../../lib/config'
+import { errors, invalidRequest } from '../../lib/errors'
+import { ownAddresses, PRIVATE_HINT, refusedDestination } from '../../lib/outbound-address'
+import { newSecret } from '../../lib/webhooks/sign'
+import { countWebhooksLocked, createWebhook, queueWebhook, type WebhookRow } from '../../sql/webhooks'
+
+/** A webhook as the API answers it. */
+export function presentWebhook (familyId: number, row: WebhookRow) {
+  const { epoch, xid, seq, disabledAt, ...rest } = row
+  return { ...rest, disabledAt, enabled: disabledAt === null, cursor: encodeCursor({ familyId, epoch, xid, seq }) }
+}
+
+/**
+ * Makes a webhook of a family, with a new secret, unless the family has
+ * `max` already. Unless private addresses are allowed, a URL on loopback,
+ * link-local or the service's own address, written so or resolved so now,
+ * is refused (a name is resolved and checked again at each delivery).
+ */
+export async function createFamilyWebhook (
+  sql: Sql, config: Config, hook: { familyId: number, userId: number, url: string, events: string[] | null, max: number }
+) {
+  if (!config.webhookAllowPrivate) {
+    const refused = await refusedDestination(new URL(hook.url), ownAddresses(config.host))
+    if (refused !== null) throw invalidRequest([{ path: '/body/url', message: `must not be on this host: ${refused}, ${PRIVATE_HINT}` }])
+  }
+  const secret = newSecret()
+  const row = await sql.begin(async tx => {
+    if (await countWebhooksLocked(tx, hook.familyId) >= hook.max) throw new errors.conflict(`A family has at most ${hook.max} webhooks`)
+    const made = await createWebhook(tx, { familyId: hook.familyId, url: hook.url, secret, events: hook.events, createdBy: hook.userId })
+    // Its queue is made now, so that the first writers do not make it at once.
+    if (made !== undefined) await queueWebhook(tx, made.id, null, 'replace')
+    return made
+  })
+  if (row === undefined) throw new errors.notFound('Family')
+  return { ...presentWebhook(hook.familyId, row), secret }
+}

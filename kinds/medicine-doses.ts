@@ -1,0 +1,88 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { medicineDoseMapping } from '../lib/fhir'
+import { Id, Nullable, Timestamp, Version } from '../lib/schemas'
+import { columnsOf, storedPresenter } from './columns'
+import type { RecordKind } from './kind'
+import { DoseAmount, medicineCourseKind } from './medicine-courses'
+
+/** An RFC 3339 timestamp with its offset: a date alone, or a time without a zone, is refused. */
+const GivenAt = Type.String({
+  format: 'date-time',
+  description: 'when the dose was given, RFC 3339 with its offset (2024-05-17T08:30:00+02:00 or 2024-05-17T06:30:00Z); answered in UTC. Not before the child\'s date of birth (as it began anywhere: 00:00 at UTC+14) and not more than a day after now. It need not lie within the course\'s dates',
+  examples: ['2024-05-17T08:30:00+02:00']
+})
+
+const EARLY = 'A dose is early when it was given before the next dose was allowed by the course\'s doses given before it (by givenAt; of two given at the same moment, the one recorded first comes first). An early dose is recorded all the same, never refused.'
+const KEPT = 'When a dose is added, moved or deleted, or the course\'s minIntervalHours or maxDosesPer24h change, the early flag of every later dose of the course is worked out again in the same write; a dose whose flag changes is changed too (its version, ETag and an `updated` change in the feed), as the course is when its nextDoseAllowedAt moves.'
+
+export const MedicineDoseFields = {
+  givenAt: GivenAt,
+  amount: Type.Optional(Nullable({ ...DoseAmount, description: 'the amount given, in the course\'s doseUnit: more than 0, at most 100000, at most 3 decimals; null: the course\'s doseAmount' }))
+}
+
+export const MedicineDose = Type.Object({
+  id: Id,
+  childId: Id,
+  courseId: Id,
+  givenAt: Timestamp,
+  amount: Nullable(Type.Number({ description: 'null: the course\'s doseAmount was given' })),
+  early: Type.Boolean({ description: `${EARLY} ${KEPT}` }),
+  version: Version,
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}, {
+  $id: 'MedicineDose',
+  title: 'MedicineDose',
+  description: `A dose of a medicine course. It belongs to its course for good (its courseId and childId never change) and goes when the course is deleted. ${EARLY}`
+})
+export type MedicineDose = Static<typeof MedicineDose>
+
+const columns = columnsOf(MedicineDose)
+
+const SCOPE = 'Within the family scope of the course\'s child: any member reads, an owner or member writes; a course of another family is a 403, one that does not exist a 404.'
+
+/** The staged course of the staged dose `r`. */
+const STAGED_COURSE = 'import_rows c where c.kind = \'medicineCourses\' and c.child = r.child and c.old_id = (r.row->>\'course_id\')::integer'
+/** The moments the staged doses of the same course were given before the dose `r`, newest first, as many as the rule reads. */
+const DOSES_BEFORE = `array(
+  select (d.row->>'given_at')::timestamptz from import_rows d
+  where d.kind = 'medicineDoses' and d.child = r.child and d.row->>'course_id' = r.row->>'course_id'
+    and ((d.row->>'given_at')::timestamptz, d.old_id) < ((r.row->>'given_at')::timestamptz, r.old_id)
+  order by (d.row->>'given_at')::timestamptz desc, d.old_id desc
+  limit greatest(coalesce((c.row->>'max_doses_per24h')::integer, 1), 1)
+)`
+
+export const medicineDoseKind: RecordKind<'medicineDose', 'medicineDoses', 'medicine_doses'> = {
+  kind: 'medicineDose',
+  key: 'medicineDoses',
+  table: 'medicine_doses',
+  schema: MedicineDose,
+  path: 'medicine-doses',
+  singular: 'MedicineDose',
+  plural: 'MedicineDoses',
+  noun: 'medicine dose',
+  fhir: medicineDoseMapping,
+  // A dose is listed and created under its course, as /api/medicine-courses/{courseId}/doses.
+  parent: { kind: medicineCourseKind, param: 'courseId', column: 'course_id', segment: 'doses' },
+  descriptions: {
+    list: `Oldest first by default. from and to are UTC dates of givenAt, inclusive. The ETag changes with any change of the child's records. ${SCOPE}`,
+    create: `The dose belongs to the course and its child for good. ${EARLY} The course's nextDoseAllowedAt moves with it (its version too). ${KEPT} ${SCOPE}`,
+    exported: 'every dose of the child\'s medicine courses, oldest first (by givenAt); each names its course by courseId',
+    change: '`medicineDose` is a dose of a medicine course (its record a MedicineDose, childId the course\'s child). A dose that moves its course\'s nextDoseAllowedAt comes with a `medicineCourse` change `updated`, and with a `medicineDose` change `updated` of each later dose whose early flag it changes'
+  },
+  fields: MedicineDoseFields,
+  columns,
+  present: storedPresenter(MedicineDose, columns),
+  writable: Object.keys(MedicineDoseFields),
+  dates: [],
+  timestamps: ['givenAt'],
+  sorts: { givenAt: 'given_at', createdAt: 'created_at' },
+  defaultSort: 'givenAt',
+  // Written with its flag worked out from the archive's doses, so that nothing is written twice.
+  archiveDerived: {
+    early: `coalesce((r.row->>'given_at')::timestamptz < (
+      select medicine_allowed_after(${DOSES_BEFORE}, (c.row->>'min_interval_hours')::numeric, (c.row->>'max_doses_per24h')::integer)
+      from ${STAGED_COURSE}
+    ), false)`
+  }
+}

@@ -1,0 +1,82 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import Ajv, { type ValidateFunction } from 'ajv'
+import { addAge, lastDayThrough } from './ages'
+import { VaccineSchedule } from './schema'
+
+const BIRTH = '2000-01-01'
+
+/**
+ * Where the shipped schedules are: `schedules` at the root of the project,
+ * found from this file (lib/schedules/), so the same path works from the
+ * sources and from dist/, where the build copies them.
+ */
+export const SCHEDULES_DIR = path.join(__dirname, '..', '..', 'schedules')
+
+/** The rules a schema cannot state: doses numbered 1, 2, 3…, ranges that end after they start, codes unique. */
+function consistencyIssue (schedule: VaccineSchedule): string | null {
+  const codes = new Set<string>()
+  for (const series of schedule.series) {
+    if (codes.has(series.code.toLowerCase())) return `series ${series.code} appears twice`
+    codes.add(series.code.toLowerCase())
+    for (const [index, dose] of series.doses.entries()) {
+      if (dose.number !== index + 1) return `${series.code} dose ${index + 1} is numbered ${dose.number}`
+      const last = index === series.doses.length - 1
+      if (last !== (dose.minIntervalToNext === null)) return `${series.code} dose ${dose.number}: minIntervalToNext must be null for the last dose only`
+      // Ages in any units compare by the days a child born on 1 January 2000 reaches them.
+      if (lastDayThrough(BIRTH, dose.onTime.to) < addAge(BIRTH, dose.onTime.from)) return `${series.code} dose ${dose.number}: the on-time range ends before it starts`
+    }
+  }
+  return null
+}
+
+/** The schema's validator, compiled at the first file read. */
+let validate: ValidateFunction | undefined
+
+/**
+ * Reads one schedule file and checks it against the schema and its rules. A
+ * file that is unreadable, not JSON or not a schedule throws an Error whose
+ * message names it and the first problem.
+ */
+export function parseSchedule (text: string, file: string): VaccineSchedule {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new Error(`vaccine schedule ${file} is not JSON: ${(error as Error).message}`)
+  }
+  validate ??= new Ajv({ strict: false }).compile(VaccineSchedule)
+  if (!validate(value)) {
+    const [issue] = validate.errors ?? []
+    throw new Error(`vaccine schedule ${file}: ${issue?.instancePath === '' || issue === undefined ? '' : `${issue.instancePath} `}${issue?.message ?? 'is not valid'}`)
+  }
+  const schedule = value as VaccineSchedule
+  const rule = consistencyIssue(schedule)
+  if (rule !== null) throw new Error(`vaccine schedule ${file}: ${rule}`)
+  return schedule
+}
+
+/** Every schedule of a folder (its .json files, by name), checked; ids must be unique. */
+export function readSchedules (dir: string = SCHEDULES_DIR): VaccineSchedule[] {
+  const files = readdirSync(dir).filter(file => file.endsWith('.json')).sort()
+  const schedules = files.map(file => parseSchedule(readFileSync(path.join(dir, file), 'utf8'), file))
+  const ids = new Set<string>()
+  for (const schedule of schedules) {
+    if (ids.has(schedule.id)) throw new Error(`vaccine schedule ${schedule.id} is defined twice in ${dir}`)
+    ids.add(schedule.id)
+  }
+  return schedules
+}
+
+const loaded = new Map<string, VaccineSchedule[]>()
+
+/** The schedules of a folder (by default the shipped one), read and checked once. Throws as readSchedules does. */
+export function loadSchedules (dir: string = SCHEDULES_DIR): VaccineSchedule[] {
+  const key = path.resolve(dir)
+  let schedules = loaded.get(key)
+  if (schedules === undefined) {
+    schedules = readSchedules(key)
+    loaded.set(key, schedules)
+  }
+  return schedules
+}

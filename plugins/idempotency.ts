@@ -1,0 +1,299 @@
+import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { Type, type TSchema } from '@sinclair/typebox'
+import { inAmbientTransaction, inTransaction } from '../db/ambient'
+import { errors } from '../lib/errors'
+import {
+  fingerprint, keepsAnswer, keysOf, KEY_LIFETIME_SECONDS, KEY_PATTERN, KEYED_METHODS, openAnswer, REPLAYED_HEADERS, sealAnswer, type StoredAnswer
+} from '../lib/idempotency'
+import { errorResponses } from '../lib/schemas'
+import {
+  claimKey, findKey, forgetKey, keepAnswer, keepLockedAnswer, lockKey, releaseKey, sweepKeys, touchKey, type KeyedRequest, type KeyRow
+} from '../sql/idempotency-keys'
+import { answerFor } from './errors'
+
+/**
+ * How a route's writes honour Idempotency-Key: `ambient` (the default) runs
+ * the request in a transaction that also keeps its answer; `apart` is for a
+ * route that commits on connections of its own (the archive import), whose
+ * answer is kept just after.
+ */
+export type KeyHandling = 'ambient' | 'apart'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    idempotency?: KeyHandling
+  }
+  interface FastifyRequest {
+    /** The run of a request with an Idempotency-Key, until its answer is kept or given up. */
+    idempotency: Run | null
+  }
+}
+
+interface Ended {
+  kept: boolean
+  answer: StoredAnswer
+}
+
+interface Run {
+  keyed: KeyedRequest
+  /** The claim of a key claimed on its own; null inside another's transaction, which holds the key. */
+  claim: string | null
+  handling: KeyHandling
+  end: (ended: Ended) => void
+  ended: Promise<Ended>
+  finished: Promise<StoredAnswer> | null
+  heartbeat: NodeJS.Timeout | null
+  settled: boolean
+}
+
+/** The request ended without an answer to keep: its work rolls back. */
+class NotKept extends Error {}
+/** A refusal: its work rolls back, its answer is kept. */
+class Refused extends Error {
+  constructor (readonly answer: StoredAnswer) { super('refused') }
+}
+/** Another run took the key meanwhile: this one's work rolls back. */
+class ClaimLost extends Error {}
+
+const KEY_HEADER = Type.String({
+  pattern: KEY_PATTERN,
+  description: 'Makes the write safe to repeat: 1 to 255 printable ASCII characters, new for each write (a UUID). A repeat with the same key, method, path and body within 24 hours answers the first answer again (status, body, ETag, Location) with Idempotent-Replayed: true and writes nothing; with another method, path or body it is 422 IDEMPOTENCY_KEY_REUSED; while the first still runs, 409 IDEMPOTENCY_KEY_IN_FLIGHT. Keys are the user\'s own. Answers that say to try again (401, 408, 429, 5xx, and any with Retry-After) are not kept, so a repeat runs afresh.'
+})
+
+const REPLAYED = { 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present on the first answer of an Idempotency-Key given again' } }
+
+/** A write route's schema with the key's header and answers. */
+function keyedSchema (schema: Record<string, unknown>): Record<string, unknown> {
+  const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, TSchema> }
+  const response: Record<string, TSchema> = { ...errorResponses(409, 422), ...(schema.response as Record<string, TSchema>) }
+  for (const [status, answer] of Object.entries(response)) {
+    if (status.startsWith('2')) response[status] = { ...answer, headers: { ...(answer.headers as object), ...REPLAYED } } as TSchema
+  }
+  return { ...schema, headers: { ...headers, properties: { ...headers.properties, 'idempotency-key': KEY_HEADER } }, response }
+}
+
+function deferred (): { promise: Promise<Ended>, resolve: (ended: Ended) => void } {
+  let resolve: (ended: Ended) => void = () => {}
+  const promise = new Promise<Ended>(r => { resolve = r })
+  return { promise, resolve }
+}
+
+function bodyOf (payload: unknown): Buffer | null {
+  if (payload === null || payload === undefined) return Buffer.alloc(0)
+  if (typeof payload === 'string') return Buffer.from(payload)
+  return Buffer.isBuffer(payload) ? payload : null
+}
+
+/**
+ * Idempotency keys of writes (POST, PUT, PATCH, DELETE of a signed-in user):
+ * the first answer of a key is kept in PostgreSQL, so that every instance
+ * replays it. A key is claimed by a row that commits at once (its primary
+ * key lets one request through), the request runs in an ambient transaction
+ * (db/ambient.ts), and its answer is kept in that transaction, with its
+ * write: a retry after a crash finds both or neither.
+ */
+export default fp(async function idempotency (fastify) {
+  const { config, log } = fastify
+  const staleAfter = Math.ceil(config.requestTimeout / 1000)
+  const keys = keysOf([config.jwtSecret, ...(config.jwtSecretPrevious === null ? [] : [config.jwtSecretPrevious])])
+  const binding = (keyed: KeyedRequest): string => `${keyed.userId}:${keyed.key}`
+  const sealed = (keyed: KeyedRequest, answer: StoredAnswer): Buffer => sealAnswer(keys[0].seal, binding(keyed), answer)
+  fastify.decorateRequest('idempotency', null)
+
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const schema = route.schema as Record<string, unknown> | undefined
+    const bearer = (schema?.security as Array<Record<string, unknown>> | undefined)?.some(item => 'bearer' in item) === true
+    if (schema === undefined || !bearer || !methods.some(method => KEYED_METHODS.includes(method))) return
+    route.config = { ...route.config, idempotency: route.config?.idempotency ?? 'ambient' }
+    route.schema = keyedSchema(schema)
+  })
+
+
+  function replay (reply: FastifyReply, answer: StoredAnswer): void {
+    reply.code(answer.status).header('idempotent-replayed', 'true')
+    for (const name of REPLAYED_HEADERS) {
+      const value = answer.headers[name]
+      if (value !== undefined) reply.header(name, value)
+    }
+    const json = answer.headers['content-type']?.includes('json') === true
+    void reply.send(answer.body.length === 0 ? undefined : json ? answer.body.toString() : answer.body)
+  }
+
+  /** What a repeat gets from a key's row: its first answer, or a refusal; `run` when the row's request died. */
+  function verdict (row: KeyRow, keyed: KeyedRequest, prints: string[]): StoredAnswer | Error | 'run' | 'unreadable' {
+    if (row.method !== keyed.method || row.path !== keyed.path || !prints.includes(row.fingerprint)) return new errors.idempotencyKeyReused()
+    if (row.state === 'running') return row.stale ? 'run' : new errors.idempotencyKeyInFlight()
+    return openAnswer(keys, binding(keyed), row.status as number, row.answer as Buffer) ?? 'unreadable'
+  }
+
+  /** Claims a key on its own: the claim, or what a repeat gets. */
+  async function claimApart (keyed: KeyedRequest, prints: string[]): Promise<string | StoredAnswer | Error> {
+    const db = fastify.directSql
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const claim = await claimKey(db, keyed, KEY_LIFETIME_SECONDS, staleAfter)
+      if (claim !== null) return claim
+      const row = await findKey(db, keyed.userId, keyed.key, staleAfter)
+      // Gone meanwhile: expired, or given up by its run.
+      if (row === undefined) continue
+      const found = verdict(row, keyed, prints)
+      // An answer sealed with a secret no longer known: the key starts afresh.
+      if (found === 'unreadable') await forgetKey(db, keyed.userId, keyed.key)
+      else if (found !== 'run') return found
+    }
+    return new errors.idempotencyKeyInFlight()
+  }
+
+  /**
+   * Runs the rest of the request inside a savepoint, which rolls back when
+   * its answer is a refusal or is not kept; answers the answer to keep.
+   */
+  async function work (run: Run, go: () => void): Promise<StoredAnswer> {
+    try {
+      return await inTransaction(fastify.directSql, async () => {
+        go()
+        const ended = await run.ended
+        if (!ended.kept) throw new NotKept()
+        if (ended.answer.status >= 400) throw new Refused(ended.answer)
+        return ended.answer
+      })
+    } catch (error) {
+      if (error instanceof Refused) return error.answer
+      throw error
+    }
+  }
+
+  async function start (request: FastifyRequest, reply: FastifyReply, handling: KeyHandling, key: string, done: (error?: Error) => void): Promise<void> {
+    const fileDigest = request.upload?.sha256 ?? null
+    // Under every key, so that a request of before a rotation of JWT_SECRET is still recognised.
+    const prints = keys.map(pair => fingerprint(pair.print, request.method, request.url, request.body, fileDigest))
+    const keyed: KeyedRequest = { userId: request.user.id, key, method: request.method, path: request.url, fingerprint: prints[0] }
+    const { promise, resolve } = deferred()
+    const run: Run = { keyed, claim: null, handling, end: resolve, ended: promise, finished: null, heartbeat: null, settled: false }
+    const nested = inAmbientTransaction()
+    if (nested) {
+      // Inside another request's transaction (a batch's): the key is held by it and kept with it.
+      const locked = await lockKey(fastify.sql, keyed.userId, key, staleAfter)
+      const found = locked === null ? new errors.idempotencyKeyInFlight() : locked.row === undefined ? 'run' : verdict(locked.row, keyed, prints)
+      if (found === 'unreadable') await forgetKey(fastify.sql, keyed.userId, key)
+      else if (found !== 'run') {
+        if (found instanceof Error) done(found)
+        else replay(reply, found)
+        return
+      }
+    } else {
+      const claimed = await claimApart(keyed, prints)
+      if (typeof claimed !== 'string') {
+        if (claimed instanceof Error) done(claimed)
+        else replay(reply, claimed)
+        return
+      }
+      run.claim = claimed
+      // A long request shows it is alive, so that its key is not taken over.
+      run.heartbeat = setInterval(() => {
+        touchKey(fastify.directSql, keyed.userId, key, claimed).catch(() => {})
+      }, Math.max(1000, Math.floor(staleAfter * 1000 / 3)))
+      run.heartbeat.unref()
+    }
+    request.idempotency = run
+    if (handling === 'apart') {
+      done()
+      return
+    }
+    let going = false
+    const go = (): void => { going = true; done() }
+    const claim = run.claim
+    run.finished = nested
+      ? work(run, go).then(async answer => {
+        if (!(await keepLockedAnswer(fastify.sql, keyed, KEY_LIFETIME_SECONDS, staleAfter, answer.status, sealed(keyed, answer)))) throw new ClaimLost()
+        return answer
+      })
+      : inTransaction(fastify.directSql, async tx => {
+        const answer = await work(run, go)
+        if (!(await keepAnswer(tx, keyed.userId, key, claim as string, answer.status, sealed(keyed, answer)))) throw new ClaimLost()
+        return answer
+      })
+    run.finished.catch(async (error: Error) => {
+      if (going) return
+      // The transaction did not even begin: the request answers its error, and the key is given up.
+      await settle(run)
+      done(error)
+    })
+  }
+
+  fastify.addHook('preHandler', function (request, reply, done) {
+    const handling = request.routeOptions.config.idempotency
+    const key = request.headers['idempotency-key']
+    if (handling === undefined || typeof key !== 'string' || request.user?.id === undefined) {
+      done()
+      return
+    }
+    start(request, reply, handling, key, done).catch(error => done(error as Error))
+  })
+
+  /** Ends a run's bookkeeping; a key claimed on its own and not kept is given up. */
+  async function settle (run: Run, kept = false): Promise<void> {
+    run.settled = true
+    if (run.heartbeat !== null) clearInterval(run.heartbeat)
+    if (run.claim !== null && !kept) await releaseKey(fastify.directSql, run.keyed.userId, run.keyed.key, run.claim).catch(() => {})
+  }
+
+  /** An answer that could not be kept with its write, which did not happen: the error's answer instead. */
+  function failed (request: FastifyRequest, reply: FastifyReply, error: Error): string {
+    const cause = error instanceof ClaimLost ? new errors.idempotencyKeyInFlight() : error
+    const answer = answerFor(cause as Parameters<typeof answerFor>[0], request, config.production)
+    if (answer.status >= 500) log.warn({ err: error, reqId: request.id }, 'a write with an Idempotency-Key could not be committed')
+    reply.code(answer.status)
+    reply.removeHeader('etag')
+    reply.removeHeader('location')
+    reply.header('content-type', 'application/json; charset=utf-8')
+    if (answer.status === 503) reply.header('retry-after', '5')
+    return JSON.stringify(answer.body)
+  }
+
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    const run = request.idempotency
+    if (run === null || run.settled) return payload
+    const body = bodyOf(payload)
+    const headers: StoredAnswer['headers'] = {}
+    for (const name of REPLAYED_HEADERS) {
+      const value = reply.getHeader(name)
+      if (value !== undefined) headers[name] = String(value)
+    }
+    const answer: StoredAnswer = { status: reply.statusCode, headers, body: body ?? Buffer.alloc(0) }
+    const kept = body !== null && keepsAnswer(reply.statusCode, reply.hasHeader('retry-after'))
+    if (run.handling === 'apart') {
+      // Kept just after the route's own commit: a crash between the two leaves the key to be taken over.
+      const stored = kept && await keepAnswer(fastify.directSql, run.keyed.userId, run.keyed.key, run.claim as string, answer.status, sealed(run.keyed, answer))
+        .catch(error => { log.warn({ err: error, reqId: request.id }, 'the answer of an Idempotency-Key could not be kept'); return false })
+      await settle(run, stored)
+      return payload
+    }
+    run.end({ kept, answer })
+    try {
+      await run.finished
+      await settle(run, true)
+      return payload
+    } catch (error) {
+      await settle(run)
+      return error instanceof NotKept ? payload : failed(request, reply, error as Error)
+    }
+  })
+
+  // A request that ended without sending (its reply hijacked) keeps nothing.
+  fastify.addHook('onResponse', async request => {
+    const run = request.idempotency
+    if (run === null || run.settled) return
+    run.end({ kept: false, answer: { status: 500, headers: {}, body: Buffer.alloc(0) } })
+    await run.finished?.catch(() => {})
+    await settle(run)
+  })
+
+  // Expired keys are swept: each instance deletes some every few minutes.
+  const sweep = setInterval(() => {
+    sweepKeys(fastify.directSql, 1000).catch(error => log.debug({ err: error }, 'expired idempotency keys could not be swept'))
+  }, 5 * 60 * 1000)
+  sweep.unref()
+  fastify.addHook('onClose', async () => { clearInterval(sweep) })
+}, { name: 'idempotency', dependencies: ['config', 'db', 'errors'] })

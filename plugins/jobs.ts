@@ -1,0 +1,101 @@
+import fp from 'fastify-plugin'
+import { run, type Runner } from 'graphile-worker'
+import type { PendingQuery, Row } from 'postgres'
+import { LOCKS, whileLocked } from '../db/locks'
+import { installQueue, QUEUE_SCHEMA, queueLogger, TASKS, type JobLog, type QueueLog } from '../db/queue'
+import { reminderTasks } from '../domain/reminders/tasks'
+import { webhookTasks } from '../domain/webhooks/tasks'
+import { addJob } from '../sql/queue'
+import { queueEveryWebhook } from '../sql/webhooks'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    reminders: {
+      /** Asks for a scan now, on whichever instance's worker takes it first. */
+      scanSoon: () => Promise<void>
+    }
+  }
+}
+
+/** Jobs one instance works on at once: sends wait on the network, not on the database. */
+export const QUEUE_CONCURRENCY = 2
+/** graphile-worker's own connections: one that listens for new jobs, and one for each job being taken or finished. */
+export const QUEUE_POOL_SIZE = QUEUE_CONCURRENCY + 1
+/** How often the worker looks for jobs that have come due (retries, the end of quiet hours), in milliseconds. */
+const POLL_INTERVAL_MS = 1000
+/** How often each instance makes sure the next minute's scan is queued, in milliseconds. */
+export const SCAN_TICK_MS = 15_000
+
+/** The scan's one job: whatever the instances, one waits at a time, and scans run one after the other. */
+const SCAN_JOB = { jobKey: 'reminders_scan', queueName: 'reminders-scan', maxAttempts: 3 }
+
+/**
+ * The job queue: graphile-worker's queue in the service's database, its
+ * schema installed at start, and, unless JOB_WORKER=off, its worker, which
+ * runs every background task of the service: the reminders' scan and
+ * sending, the webhooks' deliveries. Every instance keeps the next minute's
+ * reminder scan queued under one job key, so it runs once a minute in all.
+ * graphile-worker's own cron is not used: when the database is away at a
+ * minute's tick it stops the whole worker for good. Stopped with the app:
+ * the jobs in work finish first.
+ */
+export default fp(async function jobs (fastify) {
+  const { config, sql } = fastify
+  const log: QueueLog = (level, message, meta) => fastify.log[level]({ queue: meta }, `job queue: ${message}`)
+  // graphile-worker creates its schema with no lock of its own: instances starting at once take turns.
+  await whileLocked(sql, LOCKS.jobQueue, async () => { await installQueue(fastify.databaseUrl, log) })
+  // Each webhook gets a run, for changes whose job a lost queue or a restore did not make.
+  await queueEveryWebhook(sql)
+
+  function scanJob (runAt: PendingQuery<Row[]>, mode: 'replace' | 'preserve_run_at') {
+    return sql`select ${addJob(sql, TASKS.scan, sql`'{}'::json`, { ...SCAN_JOB, runAt, jobKey: sql`${SCAN_JOB.jobKey}::text`, jobKeyMode: mode })}`
+  }
+
+  fastify.decorate('reminders', {
+    async scanSoon () {
+      await scanJob(sql<Row[]>`now()`, 'replace')
+    }
+  })
+  if (!config.jobWorker) return
+
+  const taskLog: JobLog = {
+    info: (meta, message) => fastify.log.info(meta, message),
+    warn: (meta, message) => fastify.log.warn(meta, message)
+  }
+  let closing = false
+  const runner: Runner = await run({
+    connectionString: fastify.databaseUrl,
+    schema: QUEUE_SCHEMA,
+    concurrency: QUEUE_CONCURRENCY,
+    maxPoolSize: QUEUE_POOL_SIZE,
+    pollInterval: POLL_INTERVAL_MS,
+    noHandleSignals: true,
+    logger: queueLogger(log),
+    taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) },
+    // No cron, and no crontab file read from the working folder.
+    parsedCronItems: []
+  })
+  runner.promise.catch(error => { if (!closing) fastify.log.error({ err: error }, 'job queue: the worker stopped') })
+
+  // While the database is away the tick fails; it says so once, and again once it works.
+  let failing = false
+  async function tick (): Promise<void> {
+    try {
+      await scanJob(sql<Row[]>`date_trunc('minute', now()) + interval '1 minute'`, 'preserve_run_at')
+      if (failing) fastify.log.info('reminders: the scan is queued again')
+      failing = false
+    } catch (error) {
+      if (!failing) fastify.log.warn({ err: error }, 'reminders: the next scan could not be queued; trying again')
+      failing = true
+    }
+  }
+  await tick()
+  const ticking = setInterval(() => { void tick() }, SCAN_TICK_MS)
+  ticking.unref()
+
+  fastify.addHook('onClose', async () => {
+    closing = true
+    clearInterval(ticking)
+    await runner.stop()
+  })
+}, { name: 'jobs', dependencies: ['db', 'config'] })

@@ -1,0 +1,177 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { randomBytes } from 'node:crypto'
+import { accountOf } from '../../domain/accounts'
+import { errors, invalidRequest } from '../../lib/errors'
+import { OidcError, OidcProvider } from '../../lib/oidc/provider'
+import { errorResponses } from '../../lib/schemas'
+import { insertCode, insertFlow, takeCode, takeFlow } from '../../sql/oidc'
+import { findCredentialsById } from '../../sql/users'
+import { OidcCallbackQuery, OidcExchangeBody, OidcStartQuery, Redirect } from './schemas'
+import { startSession } from './session'
+
+/** How long a sign-in may take at the provider, in seconds. */
+const FLOW_TTL = 600
+/** How long the front end has to exchange its one-time code, in seconds. */
+const CODE_TTL = 60
+
+/** The cookie that binds a flow to the browser that started it. */
+const BROWSER_COOKIE = 'oidc_browser'
+const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/
+
+/** A path of the front end on this service's origin: one slash, then no second slash or backslash, no fragment, no spaces. */
+const FRONT_END_PATH = /^\/(?![/\\])[^\\#\s\u0000-\u001f\u007f]*$/
+
+function browserOf (request: FastifyRequest): string | null {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [name, value] = part.trim().split('=')
+    if (name === BROWSER_COOKIE && value !== undefined && COOKIE_VALUE.test(value)) return value
+  }
+  return null
+}
+
+/**
+ * Sign-in with the home's identity provider: the authorization code flow
+ * with PKCE, state and nonce (lib/oidc/provider.ts). The flow is kept in the
+ * database, so that any instance finishes it; the front end gets a one-time
+ * code in the URL's fragment and exchanges it for the usual token pair, so
+ * that no token travels in a URL.
+ */
+const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql, tokens } = fastify
+  const settings = config.oidc
+  // PUBLIC_URL is set whenever a provider is (lib/oidc/config.ts).
+  const publicUrl = config.publicUrl ?? ''
+  const provider = settings === null ? null : new OidcProvider(settings, publicUrl)
+  if (provider !== null) fastify.addHook('onClose', async () => { await provider.close() })
+  // The cookie goes back only to the callback, under PUBLIC_URL's path when the proxy serves the API below one.
+  const cookiePath = `${publicUrl === '' ? '' : new URL(publicUrl).pathname.replace(/\/$/, '')}/api/auth/oidc`
+  const secure = publicUrl.startsWith('https:') ? '; Secure' : ''
+  const limited = { rateLimit: {} }
+  const tags = ['auth']
+
+  function configured (): OidcProvider {
+    if (provider === null) throw new errors.notFound('Sign-in with an identity provider')
+    return provider
+  }
+
+  /** Back to the front end, with the one-time code or the reason sign-in failed in the fragment. */
+  function back (reply: FastifyReply, redirect: string, fragment: string): FastifyReply {
+    return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(`${publicUrl}${redirect}#${fragment}`, 302)
+  }
+
+  fastify.get('/api/auth/oidc', {
+    schema: {
+      operationId: 'getOidcSettings',
+      tags,
+      summary: 'Whether sign-in with the identity provider is on, and password sign-in',
+      security: [],
+      response: { 200: Type.Ref('OidcSettings'), ...errorResponses() }
+    }
+  }, async () => ({ enabled: settings !== null, name: settings?.name ?? null, passwordLogin: settings?.only !== true }))
+
+  fastify.get('/api/auth/oidc/start', {
+    config: limited,
+    schema: {
+      operationId: 'startOidcSignIn',
+      tags,
+      summary: 'Begin sign-in with the identity provider (a page the browser opens)',
+      description: 'Answers 302 to the provider\'s authorization endpoint, with PKCE (S256), state and nonce, and a cookie that binds the sign-in to this browser. ' +
+        'The provider sends the browser back to /api/auth/oidc/callback, which answers 302 to PUBLIC_URL + redirect + `#oidcCode=<code>`, or `#oidcError=<CODE>`. ' +
+        'When the provider cannot be reached, 302 to PUBLIC_URL + redirect + `#oidcError=OIDC_PROVIDER_UNAVAILABLE`. ' +
+        '404 when no provider is configured. Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address.',
+      security: [],
+      querystring: OidcStartQuery,
+      response: { 302: Redirect, ...errorResponses(400, 404, 429) }
+    }
+  }, async (request, reply) => {
+    const found = configured()
+    const { redirect } = request.query
+    if (!FRONT_END_PATH.test(redirect)) {
+      throw invalidRequest([{ path: '/query/redirect', message: 'must be a path on this service\'s origin: one / then no / or \\, without # or spaces' }])
+    }
+    const checks = OidcProvider.newChecks()
+    let location: string
+    try {
+      location = await found.authorizationUrl(checks)
+    } catch (error) {
+      if (!(error instanceof OidcError)) throw error
+      request.log.warn({ err: error }, 'the identity provider could not be reached')
+      return back(reply, redirect, `oidcError=${error.code}`)
+    }
+    const browser = browserOf(request) ?? randomBytes(32).toString('base64url')
+    await insertFlow(sql, {
+      stateHash: tokens.hash(checks.state),
+      browserHash: tokens.hash(browser),
+      codeVerifier: checks.codeVerifier,
+      nonce: checks.nonce,
+      redirect
+    }, FLOW_TTL)
+    return reply
+      .header('set-cookie', `${BROWSER_COOKIE}=${browser}; Path=${cookiePath}; Max-Age=${FLOW_TTL}; HttpOnly; SameSite=Lax${secure}`)
+      .header('cache-control', 'no-store')
+      .redirect(location, 302)
+  })
+
+  fastify.get('/api/auth/oidc/callback', {
+    config: limited,
+    schema: {
+      operationId: 'finishOidcSignIn',
+      tags,
+      summary: 'Where the identity provider sends the browser back (the redirect URI to register)',
+      description: 'Register `<PUBLIC_URL>/api/auth/oidc/callback` with the provider. Answers 302 to PUBLIC_URL + the start\'s redirect + `#oidcCode=<code>`, ' +
+        'a one-time code for POST /api/auth/oidc/exchange, good for 60 s; or + `#oidcError=<CODE>`: OIDC_DENIED (the provider refused), ' +
+        'OIDC_TOKEN_INVALID (the code exchange or the id token\'s checks failed: signature, iss, aud, exp, nonce), OIDC_PROVIDER_UNAVAILABLE, ' +
+        'REGISTRATION_CLOSED (no account matches and REGISTRATION is not open), ACCOUNT_DISABLED, EMAIL_TAKEN (an account has the e-mail, which the provider did not say is verified), ' +
+        'OIDC_EMAIL_MISSING (a new account needs an e-mail). An unknown, used or expired state, or one started in another browser, answers 302 to `<PUBLIC_URL>/#oidcError=OIDC_STATE_INVALID`. ' +
+        'A user is found by the provider\'s issuer and subject; on a first sign-in, by an e-mail the provider says is verified; otherwise REGISTRATION decides (the first user of the service becomes admin).',
+      security: [],
+      querystring: OidcCallbackQuery,
+      response: { 302: Redirect, ...errorResponses(400, 404, 429) }
+    }
+  }, async (request, reply) => {
+    const found = configured()
+    const { state } = request.query
+    const browser = browserOf(request)
+    const flow = state === undefined || browser === null ? undefined : await takeFlow(sql, tokens.hash(state), tokens.hash(browser))
+    if (flow === undefined || state === undefined) return back(reply, '/', 'oidcError=OIDC_STATE_INVALID')
+    const query = request.url.slice(request.url.indexOf('?'))
+    let identity
+    try {
+      identity = await found.identify(query, { state, nonce: flow.nonce, codeVerifier: flow.codeVerifier })
+    } catch (error) {
+      if (!(error instanceof OidcError)) throw error
+      request.log.info({ err: error }, 'a sign-in with the identity provider failed')
+      return back(reply, flow.redirect, `oidcError=${error.code}`)
+    }
+    const signedIn = await sql.begin(tx => accountOf(tx, identity, config.registration))
+    if ('refused' in signedIn) return back(reply, flow.redirect, `oidcError=${signedIn.refused}`)
+    const code = randomBytes(32).toString('base64url')
+    await insertCode(sql, tokens.hash(code), signedIn.userId, CODE_TTL)
+    return back(reply, flow.redirect, `oidcCode=${code}`)
+  })
+
+  fastify.post('/api/auth/oidc/exchange', {
+    config: limited,
+    schema: {
+      operationId: 'exchangeOidcCode',
+      tags,
+      summary: 'Trade the one-time code of a sign-in with the identity provider for a token pair',
+      description: `Within ${CODE_TTL} s of the sign-in, and once: a used, expired or unknown code is 400 OIDC_CODE_INVALID. A disabled account: 403 ACCOUNT_DISABLED. ` +
+        'Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address.',
+      security: [],
+      body: OidcExchangeBody,
+      response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 403, 429) }
+    }
+  }, async request => {
+    const userId = await takeCode(sql, tokens.hash(request.body.code))
+    const account = userId === undefined ? undefined : await findCredentialsById(sql, userId)
+    if (account === undefined) throw new errors.oidcCodeInvalid()
+    if (account.disabled) throw new errors.accountDisabled()
+    const { passwordHash: _hash, disabled: _disabled, ...user } = account
+    return sql.begin(tx => startSession(fastify, tx, request, user))
+  })
+}
+
+export default oidc

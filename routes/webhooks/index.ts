@@ -1,0 +1,142 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { createFamilyWebhook, presentWebhook } from '../../domain/webhooks/manage'
+import { errors } from '../../lib/errors'
+import { errorResponses } from '../../lib/schemas'
+import { deleteWebhook, enableWebhook, findWebhook, listDeliveries, listWebhooks } from '../../sql/webhooks'
+import { EnableBody, FamilyParams, ListQuery, MAX_WEBHOOKS, WebhookBody, WebhookParams } from './schemas'
+
+const tags = ['webhooks']
+
+const DELIVERY = 'Each change of the family made after the webhook was created (as the changes feed shows it, a family\'s role null) is POSTed to its URL as JSON, ' +
+  'one change a request, in the feed\'s order, signed per the Standard Webhooks specification: webhook-id is the change\'s cursor, webhook-timestamp the attempt\'s time in seconds, ' +
+  'webhook-signature v1, and the base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed with the secret\'s bytes (base64 after whsec_). ' +
+  'A change counts as delivered on a 2xx answer within WEBHOOK_TIMEOUT (10 s); a 3xx (redirects are not followed), any other status, no answer or a refused address is a failure, ' +
+  'and the same change is tried again after WEBHOOK_RETRY_MS, then WEBHOOK_RETRY_GROWTH times as long each time (at most WEBHOOK_RETRY_MAX_MS); no later change is sent before it. ' +
+  'Delivery is at least once: a receiver may get a change again (the same webhook-id) and should ignore it. ' +
+  'After WEBHOOK_GIVE_UP_MS (24 hours) of failures in a row the webhook is disabled, with the reason in disabledReason; enabling it again goes on from the first change not delivered.'
+
+/** A family's webhooks (owner): made, listed, deleted, enabled again, and their delivery log. */
+const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { config, sql } = fastify
+  const bearer = [{ bearer: [] }]
+  const owner = fastify.familyScope({ target: { family: 'params.id' }, role: 'owner' })
+
+  fastify.post('/api/families/:id/webhooks', {
+    // It waits on more than the database (the network): its key is not held in a transaction.
+    config: { idempotency: 'apart', batch: false },
+    preHandler: owner,
+    schema: {
+      operationId: 'createFamilyWebhook',
+      tags,
+      summary: 'Make a webhook of the family (owner)',
+      description: `Answers the webhook with its secret, shown only here. At most ${MAX_WEBHOOKS} webhooks a family (409 beyond). ` +
+        'A URL on loopback, link-local or the service\'s own address, written so (127.0.0.1, [::1], localhost) or resolved so now, is a 400 unless the service runs with WEBHOOK_ALLOW_PRIVATE=true; ' +
+        'a name is resolved and checked again at each delivery, which connects to the address checked. An unknown kind in events is a 400. ' + DELIVERY,
+      security: bearer,
+      params: FamilyParams,
+      body: WebhookBody,
+      response: { 201: Type.Ref('CreatedWebhook'), ...errorResponses(400, 401, 403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { familyId } = request.scope
+    const created = await createFamilyWebhook(sql, config, {
+      familyId, userId: request.user.id, url: request.body.url, events: request.body.events ?? null, max: MAX_WEBHOOKS
+    })
+    return reply.code(201).header('location', `/api/families/${familyId}/webhooks/${created.id}`).send(created)
+  })
+
+  fastify.get('/api/families/:id/webhooks', {
+    preHandler: owner,
+    schema: {
+      operationId: 'listFamilyWebhooks',
+      tags,
+      summary: 'The family\'s webhooks (owner), never their secrets',
+      description: DELIVERY,
+      security: bearer,
+      params: FamilyParams,
+      querystring: ListQuery,
+      response: { 200: Type.Ref('WebhookList'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const { limit, offset } = request.query
+    const { familyId } = request.scope
+    const { rows, total } = await listWebhooks(sql, familyId, limit, offset)
+    return { data: rows.map(row => presentWebhook(familyId, row)), meta: { total, limit, offset } }
+  })
+
+  fastify.get('/api/families/:id/webhooks/:wid', {
+    preHandler: owner,
+    schema: {
+      operationId: 'getFamilyWebhook',
+      tags,
+      summary: 'One webhook of the family (owner), without its secret',
+      security: bearer,
+      params: WebhookParams,
+      response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const row = await findWebhook(sql, request.scope.familyId, request.params.wid)
+    if (row === undefined) throw new errors.notFound('Webhook')
+    return presentWebhook(request.scope.familyId, row)
+  })
+
+  fastify.delete('/api/families/:id/webhooks/:wid', {
+    preHandler: owner,
+    schema: {
+      operationId: 'deleteFamilyWebhook',
+      tags,
+      summary: 'Delete a webhook (owner): its deliveries stop, its log goes',
+      security: bearer,
+      params: WebhookParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async (request, reply) => {
+    const deleted = await sql.begin(async tx => await deleteWebhook(tx, request.scope.familyId, request.params.wid))
+    if (!deleted) throw new errors.notFound('Webhook')
+    return reply.code(204).send(null)
+  })
+
+  fastify.post('/api/families/:id/webhooks/:wid/enable', {
+    // It waits on more than the database (the network): its key is not held in a transaction.
+    config: { idempotency: 'apart', batch: false },
+    preHandler: owner,
+    schema: {
+      operationId: 'enableFamilyWebhook',
+      tags,
+      summary: 'Enable a webhook again (owner)',
+      description: 'Clears the failures and the reason it was disabled, and delivers at once from the first change not delivered, the changes made while it was disabled included. ' +
+        'An enabled webhook is left as it is, and its deliveries start again at once (a waiting retry too).',
+      security: bearer,
+      params: WebhookParams,
+      body: EnableBody,
+      response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const row = await sql.begin(async tx => await enableWebhook(tx, request.scope.familyId, request.params.wid))
+    if (row === undefined) throw new errors.notFound('Webhook')
+    return presentWebhook(request.scope.familyId, row)
+  })
+
+  fastify.get('/api/families/:id/webhooks/:wid/deliveries', {
+    preHandler: owner,
+    schema: {
+      operationId: 'listFamilyWebhookDeliveries',
+      tags,
+      summary: 'A webhook\'s delivery attempts (owner), newest first',
+      description: 'Each attempt: when, the change\'s cursor, the receiver\'s status code or the error, how long it took, and the first words of the answer. ' +
+        'The latest 1000 attempts of each webhook are kept.',
+      security: bearer,
+      params: WebhookParams,
+      querystring: ListQuery,
+      response: { 200: Type.Ref('WebhookDeliveryList'), ...errorResponses(400, 401, 403, 404) }
+    }
+  }, async request => {
+    const { limit, offset } = request.query
+    if (await findWebhook(sql, request.scope.familyId, request.params.wid) === undefined) throw new errors.notFound('Webhook')
+    const { rows, total } = await listDeliveries(sql, request.params.wid, limit, offset)
+    return { data: rows, meta: { total, limit, offset } }
+  })
+}
+
+export default webhooks

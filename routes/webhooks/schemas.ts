@@ -1,0 +1,64 @@
+import { Type } from '@sinclair/typebox'
+import { CHANGE_KINDS } from '../../kinds/changes'
+import { Id, ListOf, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
+
+/** How many webhooks a family may have. */
+export const MAX_WEBHOOKS = 10
+
+const Events = Type.Array(Type.String({ enum: [...CHANGE_KINDS] }), {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'The kinds of change sent, as the changes feed names them; null or left out: every kind'
+})
+
+export const WebhookBody = StrictObject({
+  url: Type.String({
+    format: 'uri',
+    maxLength: 2000,
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+    description: 'Where each change is POSTed (http or https); a user name and password in it are sent as Basic authentication. ' +
+      'Loopback, link-local and the service\'s own addresses, written so or resolved so, are refused unless the service runs with WEBHOOK_ALLOW_PRIVATE=true'
+  }),
+  events: Type.Optional(Nullable(Events))
+})
+
+const WebhookFields = {
+  id: Id,
+  url: Type.String(),
+  events: Nullable(Events),
+  createdAt: Timestamp,
+  enabled: Type.Boolean({ description: 'false once disabled: after failing for WEBHOOK_GIVE_UP_MS (24 hours by default); enable it again with POST …/enable' }),
+  cursor: Type.String({ description: 'The changes feed\'s cursor of the last change delivered or passed over (when made: the family\'s last change). The feed\'s changes after it (since=) are still to deliver' }),
+  lastDeliveryAt: { ...Nullable(Timestamp), description: 'When a receiver last answered 2xx' },
+  failures: Type.Integer({ minimum: 0, description: 'Failed attempts in a row since the last delivery' }),
+  failingSince: { ...Nullable(Timestamp), description: 'When the first of those failures happened; null while deliveries succeed' },
+  lastError: Nullable(Type.String({ description: 'Why the last failed attempt failed' })),
+  disabledAt: Nullable(Timestamp),
+  disabledReason: Nullable(Type.String({ description: 'Why the webhook was disabled' }))
+}
+
+export const Webhook = Type.Object(WebhookFields, { $id: 'Webhook', title: 'Webhook' })
+
+export const CreatedWebhook = Type.Object({
+  ...WebhookFields,
+  secret: Type.String({ description: 'whsec_ and base64 of 32 random bytes, as Standard Webhooks writes secrets: the key of every signature. Shown only here' })
+}, { $id: 'CreatedWebhook', title: 'CreatedWebhook' })
+
+export const WebhookDelivery = Type.Object({
+  id: Id,
+  at: { ...Timestamp, description: 'When the attempt began' },
+  cursor: Type.String({ description: 'The cursor of the change sent: its webhook-id' }),
+  statusCode: Nullable(Type.Integer({ description: 'The receiver\'s answer; null when none came' })),
+  error: Nullable(Type.String({ description: 'Why the attempt failed; null when it was delivered' })),
+  durationMs: Type.Integer({ minimum: 0 }),
+  response: Nullable(Type.String({ description: 'The first words of the receiver\'s answer, at most 200 characters' }))
+}, { $id: 'WebhookDelivery', title: 'WebhookDelivery' })
+
+export const WebhookList = ListOf('Webhook')
+export const WebhookDeliveryList = ListOf('WebhookDelivery')
+
+export const EnableBody = StrictObject({}, { description: 'empty; may be left out' })
+
+export const ListQuery = Type.Object(Pagination)
+export const FamilyParams = StrictObject({ id: Id })
+export const WebhookParams = StrictObject({ id: Id, wid: Id })

@@ -1,0 +1,37 @@
+import type { PendingQuery, Row } from 'postgres'
+import type { Db } from '../db/client'
+import { QUEUE_SCHEMA } from '../db/queue'
+
+export interface JobOptions {
+  /** When it may run; now when left out. */
+  runAt?: PendingQuery<Row[]>
+  /**
+   * One job per key: a second add replaces the waiting one (`replace`), does
+   * so but keeps its run_at (`preserve_run_at`), or leaves any existing one
+   * (`unsafe_dedupe`). A job already running loses its key to the new one.
+   */
+  jobKey?: PendingQuery<Row[]>
+  jobKeyMode?: 'replace' | 'preserve_run_at' | 'unsafe_dedupe'
+  /** Jobs of one queue run one at a time, in order, whatever the instances. */
+  queueName?: string | PendingQuery<Row[]>
+  /** The queue's own retries, for failures of the job itself (a database that went away); graphile-worker waits e^attempts seconds between them. */
+  maxAttempts?: number
+}
+
+/**
+ * A call of graphile_worker.add_job, as an expression: run it in the
+ * transaction that records what the job is for. `payload`, `runAt`,
+ * `jobKey` and `queueName` may be SQL fragments, so that one statement may
+ * add a job per row.
+ */
+export function addJob (db: Db, task: string, payload: PendingQuery<Row[]>, options: JobOptions = {}): PendingQuery<Row[]> {
+  return db`${db(QUEUE_SCHEMA)}.add_job(
+    ${task},
+    ${payload},
+    queue_name => ${typeof options.queueName === 'object' ? options.queueName : db`${options.queueName ?? null}::text`},
+    run_at => ${options.runAt ?? db`null::timestamptz`},
+    max_attempts => ${options.maxAttempts ?? 10}::integer,
+    job_key => ${options.jobKey ?? db`null::text`},
+    job_key_mode => ${options.jobKeyMode ?? 'replace'}::text
+  )`
+}

@@ -1,0 +1,222 @@
+import type { Db } from '../db/client'
+import { QUEUE_SCHEMA, TASKS } from '../db/queue'
+import type { Position } from '../kinds/changes'
+import { pageTotal } from './list'
+import { addJob } from './queue'
+
+/** A webhook as its owner sees it, with the position of the last change it delivered. */
+export interface WebhookRow {
+  id: number
+  url: string
+  events: string[] | null
+  createdAt: Date
+  epoch: string
+  xid: number
+  seq: number
+  lastDeliveryAt: Date | null
+  failures: number
+  failingSince: Date | null
+  lastError: string | null
+  disabledAt: Date | null
+  disabledReason: string | null
+}
+
+/** What a delivery needs of its webhook. */
+export interface WebhookTarget extends WebhookRow {
+  familyId: number
+  secret: string
+  /** Whether a failed attempt's retry is still to come: nothing is sent before it. */
+  waiting: boolean
+}
+
+export interface DeliveryAttempt {
+  id: number
+  at: Date
+  cursor: string
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+  response: string | null
+}
+
+/** The attempts of each webhook the log keeps: older ones are dropped. */
+export const KEPT_ATTEMPTS = 1000
+
+const columns = (db: Db) => db`
+  id, url, events, created_at as "createdAt", epoch, after_xid::text::int8 as xid, after_seq as seq,
+  last_delivery_at as "lastDeliveryAt", failures, failing_since as "failingSince", last_error as "lastError",
+  disabled_at as "disabledAt", disabled_reason as "disabledReason"
+`
+
+/**
+ * A job of a webhook's deliveries, in the webhook's own queue so that they
+ * run one at a time, as the change log's trigger adds them. This one is the
+ * webhook's next run, as deliveries themselves and the routes ask for it:
+ * one waits at a time, under one key (`replace` moves it, `preserve_run_at`
+ * keeps its time).
+ */
+export async function queueWebhook (db: Db, webhookId: number, runAt: Date | null, mode: 'replace' | 'preserve_run_at'): Promise<void> {
+  await db`select ${addJob(db, TASKS.webhook, db`json_build_object('webhookId', ${webhookId}::integer)`, {
+    queueName: `webhook:${webhookId}`,
+    jobKey: db`${`webhook:${webhookId}:next`}::text`,
+    jobKeyMode: mode,
+    runAt: runAt === null ? undefined : db`${runAt}::timestamptz`,
+    maxAttempts: 25
+  })}`
+}
+
+/** A family's webhooks, counted while no other one is being made for the family. */
+export async function countWebhooksLocked (db: Db, familyId: number): Promise<number> {
+  await db`select 1 from families where id = ${familyId} for no key update`
+  const [row] = await db<{ count: number }[]>`select count(*)::int as count from webhooks where family_id = ${familyId}`
+  return row.count
+}
+
+/**
+ * A new webhook of a family, delivering the changes after the last one the
+ * family has: those of transactions that commit from now on.
+ */
+export async function createWebhook (
+  db: Db, hook: { familyId: number, url: string, secret: string, events: string[] | null, createdBy: number }
+): Promise<WebhookRow | undefined> {
+  const [row] = await db<WebhookRow[]>`
+    insert into webhooks (family_id, url, secret, events, created_by, epoch, after_xid, after_seq)
+    select ${hook.familyId}, ${hook.url}, ${hook.secret}, ${hook.events}::text[], ${hook.createdBy}, k.epoch,
+      coalesce(l.xid, '0'::xid8), coalesce(l.seq, 0)
+    from family_clocks k
+    left join lateral (
+      select xid, seq from changes where family_id = k.family_id order by xid desc, seq desc limit 1
+    ) l on true
+    where k.family_id = ${hook.familyId}
+    returning ${columns(db)}
+  `
+  return row
+}
+
+export async function listWebhooks (db: Db, familyId: number, limit: number, offset: number): Promise<{ rows: WebhookRow[], total: number }> {
+  const rows = await db<(WebhookRow & { total: number })[]>`
+    select ${columns(db)}, (select count(*) from webhooks where family_id = ${familyId}) as total
+    from webhooks
+    where family_id = ${familyId}
+    order by id
+    limit ${limit} offset ${offset}
+  `
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from webhooks where family_id = ${familyId}`)
+  return { rows: rows.map(({ total: _total, ...row }) => row), total }
+}
+
+export async function findWebhook (db: Db, familyId: number, webhookId: number): Promise<WebhookRow | undefined> {
+  const [row] = await db<WebhookRow[]>`select ${columns(db)} from webhooks where id = ${webhookId} and family_id = ${familyId}`
+  return row
+}
+
+/** Deletes a webhook, its log and its waiting jobs; a delivery in work finds it gone. */
+export async function deleteWebhook (db: Db, familyId: number, webhookId: number): Promise<boolean> {
+  const rows = await db`delete from webhooks where id = ${webhookId} and family_id = ${familyId} returning id`
+  if (rows.length === 0) return false
+  await db`
+    select ${db(QUEUE_SCHEMA)}.complete_jobs(array(
+      select id from ${db(QUEUE_SCHEMA)}.jobs
+      where task_identifier = ${TASKS.webhook} and queue_name = ${`webhook:${webhookId}`} and locked_at is null
+    ))
+  `
+  return true
+}
+
+/** Queues a run of every enabled webhook, unless one waits: at start, for the jobs a lost queue or a restore did not make. */
+export async function queueEveryWebhook (db: Db): Promise<number> {
+  const rows = await db`
+    select ${addJob(db, TASKS.webhook, db`json_build_object('webhookId', id)`, {
+      queueName: db`'webhook:' || id`,
+      jobKey: db`'webhook:' || id || ':next'`,
+      jobKeyMode: 'preserve_run_at',
+      maxAttempts: 25
+    })}
+    from webhooks where disabled_at is null
+  `
+  return rows.length
+}
+
+/** Enables a webhook again from where it stopped, its failures forgotten, and queues its deliveries. */
+export async function enableWebhook (db: Db, familyId: number, webhookId: number): Promise<WebhookRow | undefined> {
+  const [row] = await db<WebhookRow[]>`
+    update webhooks set disabled_at = null, disabled_reason = null, failures = 0, failing_since = null, next_attempt_at = null
+    where id = ${webhookId} and family_id = ${familyId}
+    returning ${columns(db)}
+  `
+  if (row !== undefined) await queueWebhook(db, webhookId, null, 'replace')
+  return row
+}
+
+export async function listDeliveries (db: Db, webhookId: number, limit: number, offset: number): Promise<{ rows: DeliveryAttempt[], total: number }> {
+  const rows = await db<(DeliveryAttempt & { total: number })[]>`
+    select id, attempted_at as at, change_cursor as cursor, status_code as "statusCode", error, duration_ms as "durationMs",
+      response_excerpt as response, (select count(*) from webhook_deliveries where webhook_id = ${webhookId}) as total
+    from webhook_deliveries
+    where webhook_id = ${webhookId}
+    order by id desc
+    limit ${limit} offset ${offset}
+  `
+  const total = await pageTotal(rows, offset, () => db`select count(*) as n from webhook_deliveries where webhook_id = ${webhookId}`)
+  return { rows: rows.map(({ total: _total, ...row }) => row), total }
+}
+
+/** The webhook a delivery job is for; undefined when it was deleted. */
+export async function webhookTarget (db: Db, webhookId: number): Promise<WebhookTarget | undefined> {
+  const [row] = await db<WebhookTarget[]>`
+    select ${columns(db)}, family_id as "familyId", secret, coalesce(next_attempt_at > now(), false) as waiting
+    from webhooks where id = ${webhookId}
+  `
+  return row
+}
+
+/** Moves a webhook past a change: delivered, or not of a kind it sends. False when the webhook is gone. */
+export async function moveWebhook (db: Db, webhookId: number, to: Position & { epoch: string }, delivered: boolean): Promise<boolean> {
+  const rows = await db`
+    update webhooks set
+      epoch = ${to.epoch}, after_xid = ${String(to.xid)}::xid8, after_seq = ${to.seq}
+      ${delivered ? db`, last_delivery_at = now(), failures = 0, failing_since = null, last_error = null, next_attempt_at = null` : db``}
+    where id = ${webhookId}
+    returning id
+  `
+  return rows.length > 0
+}
+
+/** Records a failed attempt on its webhook: the failures in a row, and when they began; undefined when the webhook is gone. */
+export async function webhookFailed (db: Db, webhookId: number, reason: string): Promise<{ failures: number, failingSince: Date, now: Date } | undefined> {
+  const [row] = await db<{ failures: number, failingSince: Date, now: Date }[]>`
+    update webhooks set failures = failures + 1, failing_since = coalesce(failing_since, now()), last_error = ${reason}
+    where id = ${webhookId}
+    returning failures, failing_since as "failingSince", now() as now
+  `
+  return row
+}
+
+export async function disableWebhook (db: Db, webhookId: number, reason: string): Promise<void> {
+  await db`update webhooks set disabled_at = now(), disabled_reason = ${reason}, next_attempt_at = null where id = ${webhookId}`
+}
+
+/** A failed webhook's next attempt: nothing is sent before, and its job waits until then. */
+export async function retryWebhookAt (db: Db, webhookId: number, at: Date): Promise<void> {
+  await db`update webhooks set next_attempt_at = ${at} where id = ${webhookId}`
+  await queueWebhook(db, webhookId, at, 'replace')
+}
+
+export async function logAttempt (
+  db: Db, webhookId: number, attempt: { cursor: string, statusCode: number | null, error: string | null, durationMs: number, response: string | null }
+): Promise<void> {
+  await db`
+    insert into webhook_deliveries (webhook_id, change_cursor, status_code, error, duration_ms, response_excerpt)
+    values (${webhookId}, ${attempt.cursor}, ${attempt.statusCode}, ${attempt.error}, ${attempt.durationMs}, ${attempt.response})
+  `
+}
+
+/** Drops a webhook's attempts beyond the latest KEPT_ATTEMPTS. */
+export async function pruneAttempts (db: Db, webhookId: number): Promise<void> {
+  await db`
+    delete from webhook_deliveries
+    where webhook_id = ${webhookId} and id <= (
+      select id from webhook_deliveries where webhook_id = ${webhookId} order by id desc offset ${KEPT_ATTEMPTS} limit 1
+    )
+  `
+}
