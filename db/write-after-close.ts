@@ -14,9 +14,11 @@
  * its stack and the process exits with code 1, as Node does by default.
  *
  * It can also reject a promise nobody waits for with the error of a lost
- * connection (CONNECTION_CLOSED, created in its connection.js): that is
- * logged too. Any other unhandled rejection is an uncaught exception, as Node
- * makes it by default.
+ * connection: its own (CONNECTION_CLOSED, created in its connection.js), or
+ * the socket's, as Node raised it (ECONNRESET, ECONNREFUSED), when the
+ * database goes away while a new connection reads its array types
+ * (fetchArrayTypes, which no caller awaits). Those are logged too. Any other
+ * unhandled rejection is an uncaught exception, as Node makes it by default.
  */
 const MESSAGE = "Cannot read properties of null (reading 'write')"
 const FRAME = /^\s+at (?:\S+\.)?nextWrite \(.*[\\/]postgres[\\/](?:cjs[\\/])?src[\\/]connection\.js:\d+:\d+\)$/
@@ -30,14 +32,27 @@ export function isWriteAfterClose (error: unknown): boolean {
 const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT'])
 const FROM_CONNECTION = /[\\/]postgres[\\/](?:cjs[\\/])?src[\\/]connection\.js:\d+/
 
+const SOCKET_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'])
+const SOCKET_CALLS = new Set(['read', 'write', 'connect'])
+
+/** Whether every frame of a stack is in Node's own code: an error a socket raised, not one made by a caller. */
+function fromNodeOnly (stack: string): boolean {
+  const frames = stack.split('\n').filter(line => /^\s+at /.test(line))
+  return frames.length > 0 && frames.every(line => /\(node:[^)]+\)$|^\s+at node:\S+$/.test(line))
+}
+
 /**
  * A lost connection's error that postgres.js rejected a promise with nobody
  * waits for: the query it belonged to has failed already, or never began.
+ * Its own error (CONNECTION_CLOSED and the like), or the socket's error as
+ * Node raised it.
  */
 export function isStrayConnectionError (reason: unknown): boolean {
   if (!(reason instanceof Error)) return false
-  const code = (reason as { code?: unknown }).code
-  return typeof code === 'string' && CONNECTION_CODES.has(code) && FROM_CONNECTION.test(reason.stack ?? '')
+  const { code, syscall } = reason as { code?: unknown, syscall?: unknown }
+  if (typeof code !== 'string') return false
+  if (CONNECTION_CODES.has(code)) return FROM_CONNECTION.test(reason.stack ?? '')
+  return SOCKET_CODES.has(code) && typeof syscall === 'string' && SOCKET_CALLS.has(syscall) && fromNodeOnly(reason.stack ?? '')
 }
 
 let warn: (message: string) => void = () => {}

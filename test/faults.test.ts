@@ -1,12 +1,13 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
+import net from 'node:net'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../app'
 import { freePort, startEmbeddedDatabase } from '../db/embedded'
 import { bearer, build, growthDir, register, testConfig, testDatabase, TEST_ENV, type App, type Pair } from './helper'
-import { isStrayConnectionError, isWriteAfterClose } from '../db/write-after-close'
+import { containWriteAfterClose, isStrayConnectionError, isWriteAfterClose } from '../db/write-after-close'
 
 const OPEN = { REGISTRATION: 'open' }
 const QUIET = { info: () => {}, debug: () => {}, warn: () => {} }
@@ -162,6 +163,38 @@ t.test('a lost connection\'s stray rejection is contained, and no other', async 
   other.stack = `Error: duplicate key\n    at /srv/app/node_modules/postgres/cjs/src/connection.js:790:26`
   t.notOk(isStrayConnectionError(other), 'another error of postgres.js is not')
   t.notOk(isStrayConnectionError('CONNECTION_CLOSED'), 'nor a string')
+
+  const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', errno: -104, syscall: 'read' })
+  reset.stack = 'Error: read ECONNRESET\n    at TCP.onStreamRead (node:internal/stream_base_commons:216:20)'
+  t.ok(isStrayConnectionError(reset), 'a socket\'s reset, as Node raised it, is')
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:45545'), { code: 'ECONNREFUSED', syscall: 'connect' })
+  refused.stack = 'Error: connect ECONNREFUSED 127.0.0.1:45545\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1638:16)'
+  t.ok(isStrayConnectionError(refused), 'a refused connection, as Node raised it, is')
+  const made = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' })
+  made.stack = 'Error: read ECONNRESET\n    at send (/srv/app/lib/channels/ntfy.js:12:9)\n    at TCP.onStreamRead (node:internal/stream_base_commons:216:20)'
+  t.notOk(isStrayConnectionError(made), 'the same error passed through the service\'s own code is not')
+  const file = Object.assign(new Error('EPIPE'), { code: 'EPIPE', syscall: 'open' })
+  file.stack = 'Error: EPIPE\n    at node:fs:10:1'
+  t.notOk(isStrayConnectionError(file), 'nor an error of another call than a socket\'s')
+})
+
+t.test('a socket reset that rejects a promise nobody waits for leaves the process running', async t => {
+  const warnings: string[] = []
+  containWriteAfterClose(message => warnings.push(message))
+  // A server that resets every connection as soon as it has read from it.
+  const server = net.createServer(socket => { socket.once('data', () => socket.resetAndDestroy()) })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.close() })
+  const { port } = server.address() as net.AddressInfo
+  let stray: Error | undefined
+  // Nobody waits on this promise: its rejection is unhandled.
+  void new Promise((_resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write('hello'))
+    socket.once('error', error => { stray = error; reject(error) })
+  })
+  for (let tries = 0; tries < 100 && warnings.length === 0; tries++) await new Promise(resolve => setTimeout(resolve, 20))
+  t.equal((stray as { code?: string } | undefined)?.code, 'ECONNRESET', 'the socket was reset')
+  t.match(warnings.join('\n'), /a database connection was lost with nobody waiting on it: read ECONNRESET/, 'the rejection is logged as a warning')
 })
 
 t.test('only that error of postgres.js is contained', async t => {
