@@ -2,7 +2,8 @@ import t, { type Test } from 'tap'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { ConfigError, loadConfig } from '../lib/config'
+import { loadConfig } from '../lib/config'
+import { refused } from './config-helpers'
 
 const A = 'a'.repeat(32)
 const B = 'b'.repeat(32)
@@ -12,19 +13,6 @@ function tempDir (t: Test): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-config-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir
-}
-
-function refused (t: Test, env: Record<string, string>, setting: string, pattern: RegExp): void {
-  let error: unknown = null
-  try {
-    loadConfig(env)
-  } catch (caught) {
-    error = caught
-  }
-  t.ok(error instanceof ConfigError, `${setting}: refused with a ConfigError`)
-  t.equal((error as ConfigError).setting, setting, `names ${setting}`)
-  t.match((error as ConfigError).message, pattern)
-  t.notMatch((error as ConfigError).message, /\n/, 'one line')
 }
 
 t.test('production defaults', async t => {

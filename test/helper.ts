@@ -184,6 +184,26 @@ export function call (app: App, pair: Pair | null, method: string, url: string, 
   })
 }
 
+/** A create through the real app that must answer 201: its body. */
+export async function made (app: App, pair: Pair, url: string, payload: unknown): Promise<any> {
+  const res = await call(app, pair, 'POST', url, payload)
+  if (res.statusCode !== 201) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body}`)
+  return res.json()
+}
+
+/** A read through the real app that must answer 200: its body. */
+export async function got (app: App, pair: Pair, url: string): Promise<any> {
+  const res = await call(app, pair, 'GET', url)
+  if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}: ${res.body}`)
+  return res.json()
+}
+
+/** A family's changes after a cursor (one page of up to 1,000), and the cursor to go on from. */
+export async function changesSince (app: App, pair: Pair, familyId: number, since: string | null): Promise<{ data: any[], next: string }> {
+  const res = await got(app, pair, `/api/families/${familyId}/changes?limit=1000${since === null ? '' : `&since=${since}`}`)
+  return { data: res.data, next: res.meta.nextCursor }
+}
+
 /** The first family in a user's access token. */
 export function familyOf (pair: Pair): number {
   return JSON.parse(Buffer.from(pair.accessToken.split('.')[1], 'base64url').toString()).families[0]

@@ -5,28 +5,11 @@ import type { AddressInfo } from 'node:net'
 import { resourceId } from '../lib/fhir'
 import { allowedMedicineDoses } from '../sql/medicine-courses'
 import { issuesOf } from './fhir-validate'
-import { bearer, build, call, familyOf, join, register, tempDir, testDatabase, TEST_ENV, type App, type Pair } from './helper'
+import { bearer, build, call, changesSince, familyOf, got as get, join, made, register, tempDir, testDatabase, TEST_ENV } from './helper'
 import { importArchive, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
 type Json = any
-
-async function made (app: App, pair: Pair, url: string, payload: unknown): Promise<Json> {
-  const res = await call(app, pair, 'POST', url, payload)
-  if (res.statusCode !== 201) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body}`)
-  return res.json()
-}
-
-async function get (app: App, pair: Pair, url: string): Promise<Json> {
-  const res = await call(app, pair, 'GET', url)
-  if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}: ${res.body}`)
-  return res.json()
-}
-
-async function changesSince (app: App, pair: Pair, familyId: number, since: string | null): Promise<{ data: Json[], next: string }> {
-  const res = await get(app, pair, `/api/families/${familyId}/changes?limit=1000${since === null ? '' : `&since=${since}`}`)
-  return { data: res.data, next: res.meta.nextCursor }
-}
 
 const COURSE = { name: 'Paracetamol 120 mg/5 ml', doseAmount: 5, doseUnit: 'ml', minIntervalHours: 4, maxDosesPer24h: 3, startDate: '2024-03-01', endDate: '2024-03-05' }
 

@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import os from 'node:os'
 import path from 'node:path'
 import webpush from 'web-push'
-import { ConfigError, loadConfig } from '../lib/config'
+import { loadConfig } from '../lib/config'
 import { DEFAULT_SUBJECT, VAPID_FILE, vapidKeys } from '../lib/push/vapid'
+import { PRODUCTION, refused } from './config-helpers'
 
-const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://app:pw@db:5432/app', JWT_SECRET: 'a'.repeat(32), JWT_REFRESH_SECRET: 'b'.repeat(32) }
 const KEYS = webpush.generateVAPIDKeys()
 const OTHER = webpush.generateVAPIDKeys()
 
@@ -14,19 +14,6 @@ function tempDir (t: Test): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-vapid-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir
-}
-
-function refused (t: Test, env: Record<string, string>, setting: string, pattern: RegExp, start: () => unknown = () => loadConfig(env)): void {
-  let error: unknown = null
-  try {
-    start()
-  } catch (caught) {
-    error = caught
-  }
-  t.ok(error instanceof ConfigError, `${setting}: refused with a ConfigError`)
-  t.equal((error as ConfigError).setting, setting, `names ${setting}`)
-  t.match((error as ConfigError).message, pattern)
-  t.notMatch((error as ConfigError).message, /\n/, 'one line')
 }
 
 t.test('VAPID keys: configured ones are used, and checked at start', async t => {

@@ -1,29 +1,11 @@
 import t, { type Test } from 'tap'
 import { resourceId } from '../lib/fhir'
 import { issuesOf } from './fhir-validate'
-import { build, call, familyOf, join, register, type App, type Pair } from './helper'
+import { build, call, changesSince, familyOf, got as get, join, made, register } from './helper'
 import { importArchive, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
 type Json = any
-
-async function made (app: App, pair: Pair, url: string, payload: unknown): Promise<Json> {
-  const res = await call(app, pair, 'POST', url, payload)
-  if (res.statusCode !== 201) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body}`)
-  return res.json()
-}
-
-async function get (app: App, pair: Pair, url: string): Promise<Json> {
-  const res = await call(app, pair, 'GET', url)
-  if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}: ${res.body}`)
-  return res.json()
-}
-
-/** The family's changes after a cursor, and the cursor to go on from. */
-async function changesSince (app: App, pair: Pair, familyId: number, since: string | null): Promise<{ data: Json[], next: string }> {
-  const res = await get(app, pair, `/api/families/${familyId}/changes?limit=1000${since === null ? '' : `&since=${since}`}`)
-  return { data: res.data, next: res.meta.nextCursor }
-}
 
 /** An owner, a viewer and a stranger; a child born 2024-01-01 with an illness noted at 37.5 °C. */
 async function setup (t: Test) {
