@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { sha256 } from './data'
 import type { Lms, Sex } from './tables'
+import { oncePerFolder } from '../per-folder'
 
 /**
  * Where CDC's files are: `growth/cdc` at the root of the project, found from
@@ -112,18 +113,8 @@ export function readCdcTables (dir: string = CDC_DIR): CdcTables {
   return tables as CdcTables
 }
 
-const loaded = new Map<string, CdcTables>()
-
 /** CDC's tables, read and parsed once per folder (by default the shipped one). Throws as readCdcTables does. */
-export function loadCdcTables (dir: string = CDC_DIR): CdcTables {
-  const key = path.resolve(dir)
-  let tables = loaded.get(key)
-  if (tables === undefined) {
-    tables = readCdcTables(key)
-    loaded.set(key, tables)
-  }
-  return tables
-}
+export const loadCdcTables = oncePerFolder(readCdcTables, CDC_DIR)
 
 function rowOf (rows: CdcSeries, index: number): Lms {
   return { l: rows.l[index], m: rows.m[index], s: rows.s[index] }

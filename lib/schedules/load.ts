@@ -3,6 +3,7 @@ import path from 'node:path'
 import Ajv, { type ValidateFunction } from 'ajv'
 import { addAge, lastDayThrough } from './ages'
 import { VaccineSchedule } from './schema'
+import { oncePerFolder } from '../per-folder'
 
 const BIRTH = '2000-01-01'
 
@@ -68,15 +69,5 @@ export function readSchedules (dir: string = SCHEDULES_DIR): VaccineSchedule[] {
   return schedules
 }
 
-const loaded = new Map<string, VaccineSchedule[]>()
-
 /** The schedules of a folder (by default the shipped one), read and checked once. Throws as readSchedules does. */
-export function loadSchedules (dir: string = SCHEDULES_DIR): VaccineSchedule[] {
-  const key = path.resolve(dir)
-  let schedules = loaded.get(key)
-  if (schedules === undefined) {
-    schedules = readSchedules(key)
-    loaded.set(key, schedules)
-  }
-  return schedules
-}
+export const loadSchedules = oncePerFolder(readSchedules, SCHEDULES_DIR)
