@@ -1,19 +1,12 @@
-import t, { type Test } from 'tap'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import t from 'tap'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '../lib/config'
-import { refused } from './config-helpers'
+import { PRODUCTION, refused } from './config-helpers'
+import { tempDir } from './temp-dir'
 
 const A = 'a'.repeat(32)
 const B = 'b'.repeat(32)
-const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://app:pw@db:5432/app', JWT_SECRET: A, JWT_REFRESH_SECRET: B }
-
-function tempDir (t: Test): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-config-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
 
 t.test('production defaults', async t => {
   const config = loadConfig(PRODUCTION)
@@ -177,7 +170,7 @@ t.test('EVENT_KEEPALIVE: seconds between the comments of an event stream', async
 })
 
 t.test('outside production: embedded database and secrets kept under DATA_DIR', async t => {
-  const dir = tempDir(t)
+  const dir = tempDir(t, 'child-health-config-')
   const first = loadConfig({ DATA_DIR: dir })
   t.equal(first.production, false)
   t.same(first.database, { kind: 'embedded', dir: path.join(dir, 'postgres') })
@@ -312,7 +305,7 @@ t.test('PUBLIC_URL is read once; sign-in with an identity provider needs all of 
   refused(t, { ...full, OIDC_SCOPES: 'openid "email"' }, 'OIDC_SCOPES', /separated by spaces/)
   refused(t, { ...full, OIDC_ONLY: 'yes' }, 'OIDC_ONLY', /true, false/)
   refused(t, { ...PRODUCTION, OIDC_ONLY: 'true' }, 'OIDC_ONLY', /needs OIDC_ISSUER/)
-  const dir = tempDir(t)
+  const dir = tempDir(t, 'child-health-config-')
   refused(t, { ...full, OIDC_CA_FILE: path.join(dir, 'missing.pem') }, 'OIDC_CA_FILE', /cannot be read/)
   writeFileSync(path.join(dir, 'not.pem'), 'hello')
   refused(t, { ...full, OIDC_CA_FILE: path.join(dir, 'not.pem') }, 'OIDC_CA_FILE', /no PEM certificate/)

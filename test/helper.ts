@@ -1,7 +1,4 @@
 import { randomBytes, randomInt } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { Writable } from 'node:stream'
 import type { Test } from 'tap'
 import { buildApp, type App } from '../app'
@@ -9,6 +6,9 @@ import { loadConfig, type Config } from '../lib/config'
 import { createSql, type Sql } from '../db/client'
 import { ResponseChecker } from './openapi-check'
 import { testState, withDatabase } from './setup/state'
+import { tempDir } from './temp-dir'
+
+export { tempDir }
 
 export type { App }
 
@@ -62,12 +62,6 @@ export async function testDatabase (t: Test, { empty = false, timezone }: { empt
   return { url, name, sql }
 }
 
-/** A temporary folder of the test's own, removed at teardown. */
-export function tempDir (t: Test, prefix = 'child-health-'): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
 
 /** A configuration for tests: the given database, fast bcrypt, files in a temporary directory. */
 export function testConfig (t: Test, url: string, env: Record<string, string> = {}): Config {

@@ -1,20 +1,14 @@
-import t, { type Test } from 'tap'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import t from 'tap'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import webpush from 'web-push'
 import { loadConfig } from '../lib/config'
 import { DEFAULT_SUBJECT, VAPID_FILE, vapidKeys } from '../lib/push/vapid'
 import { PRODUCTION, refused } from './config-helpers'
+import { tempDir } from './temp-dir'
 
 const KEYS = webpush.generateVAPIDKeys()
 const OTHER = webpush.generateVAPIDKeys()
-
-function tempDir (t: Test): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-vapid-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
 
 t.test('VAPID keys: configured ones are used, and checked at start', async t => {
   const config = loadConfig({ ...PRODUCTION, VAPID_PUBLIC_KEY: KEYS.publicKey, VAPID_PRIVATE_KEY: ` ${KEYS.privateKey} `, VAPID_SUBJECT: 'https://health.example.org' })
@@ -50,7 +44,7 @@ t.test('VAPID_SUBJECT: a mailto: address or an https: URL, by default from PUBLI
 })
 
 t.test('in production without keys, Web Push is off and nothing is written', async t => {
-  const dir = tempDir(t)
+  const dir = tempDir(t, 'child-health-vapid-')
   const config = loadConfig({ ...PRODUCTION, DATA_DIR: dir })
   t.same(config.vapid, { publicKey: null, privateKey: null, subject: DEFAULT_SUBJECT })
   t.equal(vapidKeys(config), null)
@@ -58,7 +52,7 @@ t.test('in production without keys, Web Push is off and nothing is written', asy
 })
 
 t.test('outside production, keys are made once under DATA_DIR, mode 0600', async t => {
-  const dir = tempDir(t)
+  const dir = tempDir(t, 'child-health-vapid-')
   const config = loadConfig({ DATA_DIR: dir, JWT_SECRET: 'a'.repeat(32), JWT_REFRESH_SECRET: 'b'.repeat(32) })
   const file = path.join(dir, VAPID_FILE)
   t.notOk(existsSync(file), 'loading the configuration writes no keys: the command line does not need them')
