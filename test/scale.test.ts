@@ -1,5 +1,6 @@
 import t from 'tap'
 import { orderBy } from '../sql/list'
+import { activeSessionCount } from '../sql/admin'
 import { listBody } from '../sql/records'
 import { measurementKind } from '../kinds/measurements'
 import { visitKind } from '../kinds/visits'
@@ -101,4 +102,33 @@ t.test('the first page of a child with many rows reads through the index only wh
   t.equal(countScan?.['Actual Rows'], wellness, 'one entry a visit of that type of the child')
   const filtered = await app.inject({ method: 'GET', url: `/api/children/${childId}/visits?type=wellness&limit=5`, headers })
   t.equal(filtered.json().meta.total, wellness, 'and answers their number')
+})
+
+t.test('the statistics count the active sessions from their index alone, personal access tokens left out', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open' } })
+  const owner = await register(app)
+  const { sql } = app.db
+  // Many sign-ins of a server that has run a while: half of them ended, a tenth of them tokens.
+  await sql`
+    insert into sessions (user_id, expires_at, revoked_at, token_hash, token_name, token_scope)
+    select ${owner.user.id}, now() + case when i % 4 = 0 then interval '-1 day' else interval '30 days' end,
+           case when i % 4 = 1 then now() end,
+           case when i % 10 = 2 then 'hash-' || i end, case when i % 10 = 2 then 'token ' || i end, case when i % 10 = 2 then 'read' end
+    from generate_series(1, ${MANY}) i
+  `
+  for (let round = 0; round < 20; round++) {
+    await sql`vacuum (analyze) sessions`
+    const [{ unmarked }] = await sql`select relpages - relallvisible as unmarked from pg_class where relname = 'sessions'`
+    if (unmarked === 0) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  const [row] = await sql`explain (analyze, format json) ${activeSessionCount(sql)}`
+  const scans = nodes((row['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan).filter(node => node['Relation Name'] === 'sessions')
+  t.same(scans.map(node => [node['Node Type'], node['Index Name']]), [['Index Only Scan', 'sessions_active_idx']], 'one scan of the index of active sessions')
+  const [{ count }] = await sql`select count(*)::int from sessions where revoked_at is null and expires_at > now() and token_hash is null`
+  // Of every four, one expired and one revoked; of the other two in ten, the tokens; and the owner's own sign-in.
+  t.equal(count, 1 + MANY / 2 - MANY / 20)
+  const admin = await app.inject({ method: 'GET', url: '/api/admin/stats', headers: bearer(owner.accessToken) })
+  t.equal(admin.statusCode, 200, 'the first user is the administrator')
+  t.equal(admin.json().activeSessions, count, 'and the statistics say as many')
 })
