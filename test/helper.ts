@@ -62,7 +62,6 @@ export async function testDatabase (t: Test, { empty = false, timezone }: { empt
   return { url, name, sql }
 }
 
-
 /** A configuration for tests: the given database, fast bcrypt, files in a temporary directory. */
 export function testConfig (t: Test, url: string, env: Record<string, string> = {}): Config {
   const dataDir = tempDir(t, 'child-health-data-')
