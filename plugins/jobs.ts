@@ -1,11 +1,12 @@
+import { EventEmitter } from 'node:events'
 import fp from 'fastify-plugin'
-import { run, type Runner } from 'graphile-worker'
+import { run, type Runner, type WorkerEvents } from 'graphile-worker'
 import type { PendingQuery, Row } from 'postgres'
 import { LOCKS, whileLocked } from '../db/locks'
 import { installQueue, QUEUE_SCHEMA, queueLogger, TASKS, type JobLog, type QueueLog } from '../db/queue'
 import { reminderTasks } from '../domain/reminders/tasks'
 import { webhookTasks } from '../domain/webhooks/tasks'
-import { addJob } from '../sql/queue'
+import { addJob, forceUnlockWorkers } from '../sql/queue'
 import { queueEveryWebhook } from '../sql/webhooks'
 
 declare module 'fastify' {
@@ -23,6 +24,8 @@ export const QUEUE_CONCURRENCY = 2
 export const QUEUE_POOL_SIZE = QUEUE_CONCURRENCY + 1
 /** How often the worker looks for jobs that have come due (retries, the end of quiet hours), in milliseconds. */
 const POLL_INTERVAL_MS = 1000
+/** How long a worker that ended waits between tries to get its jobs back, while the database is away, in milliseconds. */
+const RECOVERY_RETRY_MS = 1000
 /** How often each instance makes sure the next minute's scan is queued, in milliseconds. */
 export const SCAN_TICK_MS = 15_000
 
@@ -63,19 +66,64 @@ export default fp(async function jobs (fastify) {
     warn: (meta, message) => fastify.log.warn(meta, message)
   }
   let closing = false
-  const runner: Runner = await run({
-    connectionString: fastify.databaseUrl,
-    schema: QUEUE_SCHEMA,
-    concurrency: QUEUE_CONCURRENCY,
-    maxPoolSize: QUEUE_POOL_SIZE,
-    pollInterval: POLL_INTERVAL_MS,
-    noHandleSignals: true,
-    logger: queueLogger(log),
-    taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) },
-    // No cron, and no crontab file read from the working folder.
-    parsedCronItems: []
+  // A worker that cannot record the end of its job, because the database is
+  // away, ends for good, and its job stays locked with its queue (a webhook's
+  // deliveries, the reminders' scan) for hours. Such workers are noted here;
+  // once the database answers, their jobs are unlocked and the runner starts
+  // afresh with all its workers. The job then runs again: at least once.
+  const events: WorkerEvents = new EventEmitter()
+  const ended = new Set<string>()
+  events.on('worker:fatalError', ({ worker }) => {
+    ended.add(worker.workerId)
+    recover()
   })
-  runner.promise.catch(error => { if (!closing) fastify.log.error({ err: error }, 'job queue: the worker stopped') })
+  const start = async (): Promise<Runner> => {
+    const started = await run({
+      connectionString: fastify.databaseUrl,
+      schema: QUEUE_SCHEMA,
+      concurrency: QUEUE_CONCURRENCY,
+      maxPoolSize: QUEUE_POOL_SIZE,
+      pollInterval: POLL_INTERVAL_MS,
+      noHandleSignals: true,
+      logger: queueLogger(log),
+      events,
+      taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) },
+      // No cron, and no crontab file read from the working folder.
+      parsedCronItems: []
+    })
+    started.promise.catch(error => { if (!closing) fastify.log.error({ err: error }, 'job queue: the worker stopped') })
+    return started
+  }
+  // null while a runner is being replaced.
+  let runner: Runner | null = await start()
+
+  let recovering: Promise<void> | null = null
+  function recover (): void {
+    if (recovering !== null) return
+    recovering = (async () => {
+      while (!closing && (ended.size > 0 || runner === null)) {
+        try {
+          if (ended.size > 0) {
+            const workers = [...ended]
+            await forceUnlockWorkers(sql, workers)
+            for (const worker of workers) ended.delete(worker)
+            fastify.log.warn({ workers }, 'job queue: a worker ended while the database was away; its jobs are unlocked and the worker starts again')
+            const stopping = runner
+            runner = null
+            await stopping?.stop()
+          }
+          if (!closing && runner === null) runner = await start()
+        } catch (error) {
+          fastify.log.warn({ err: error }, 'job queue: the worker could not start again yet; trying again')
+          await new Promise(resolve => setTimeout(resolve, RECOVERY_RETRY_MS))
+        }
+      }
+    })().finally(() => {
+      recovering = null
+      // A worker that ended as the last round finished.
+      if (!closing && (ended.size > 0 || runner === null)) recover()
+    })
+  }
 
   // While the database is away the tick fails; it says so once, and again once it works.
   let failing = false
@@ -96,6 +144,7 @@ export default fp(async function jobs (fastify) {
   fastify.addHook('onClose', async () => {
     closing = true
     clearInterval(ticking)
-    await runner.stop()
+    await recovering
+    await runner?.stop()
   })
 }, { name: 'jobs', dependencies: ['db', 'config'] })

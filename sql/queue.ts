@@ -35,3 +35,12 @@ export function addJob (db: Db, task: string, payload: PendingQuery<Row[]>, opti
     job_key_mode => ${options.jobKeyMode ?? 'replace'}::text
   )`
 }
+
+/**
+ * Unlocks the jobs and queues that the workers named held: a worker that
+ * could not record the end of its job (the database was away) has ended,
+ * and its job would stay locked, with its queue, for hours.
+ */
+export async function forceUnlockWorkers (db: Db, workerIds: string[]): Promise<void> {
+  await db`select ${db(QUEUE_SCHEMA)}.force_unlock_workers(${workerIds}::text[])`
+}

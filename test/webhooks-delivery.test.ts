@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import { buildApp, type App } from '../app'
+import { createSql } from '../db/client'
 import { build, call, familyOf, register, testConfig, type Pair, type TestDatabase } from './helper'
+import { testState } from './setup/state'
 import { until } from './reminder-receivers'
 import { webhookReceiver, type Receiver } from './webhook-receiver'
 
@@ -323,6 +325,43 @@ t.test('an instance stopping ends a webhook\'s run after the attempt in work, an
   await second.ready()
   const changes = await allDelivered(f, receiver, '/handover', hook.cursor)
   t.same(receiver.acknowledged('/handover'), changes.map(change => change.cursor), 'the rest, in order, none twice')
+})
+
+t.test('a delivery that ends while the database is away: its job and queue are unlocked once it is back, and the deliveries go on', async t => {
+  const receiver = await webhookReceiver(t)
+  receiver.delay = 1500
+  const f = await family(t)
+  const hook = await makeWebhook(f, receiver, '/away')
+  const admin = createSql(testState().adminUrl, { max: 1 })
+  const reachable = async (allowed: boolean): Promise<void> => { await admin.unsafe(`alter database "${f.app.db.name}" allow_connections ${String(allowed)}`) }
+  t.teardown(async () => {
+    await reachable(true)
+    await admin.end()
+  })
+  await writers([f.app], f, 1, 1)
+  await until(() => receiver.arrived === 1, 20_000, 'the delivery in work')
+  // The database goes away while the receiver answers: the worker can record
+  // neither the delivery nor the end of its job, and that worker ends.
+  await reachable(false)
+  await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${f.app.db.name}`
+  await until(() => receiver.received.length === 1, 20_000, 'the answer')
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  await reachable(true)
+  receiver.delay = 0
+  await writers([f.app], f, 2, 1)
+  const changes = await allDelivered(f, receiver, '/away', hook.cursor, 30_000)
+  const cursors = changes.map(change => change.cursor)
+  const acknowledged = receiver.acknowledged('/away')
+  t.equal(acknowledged[0], cursors[0], 'the first change reached the receiver before the database went away')
+  t.same(acknowledged.slice(1), cursors, 'its delivery was not recorded: it is sent again, then every later change, once each, in order')
+  await until(async () => {
+    const [{ locked }] = await f.app.sql<Array<{ locked: number }>>`
+      select (select count(*) from graphile_worker._private_jobs where locked_at is not null)
+        + (select count(*) from graphile_worker._private_job_queues where locked_at is not null) as locked
+    `
+    return locked === 0
+  }, 10_000, 'no job or queue locked')
+  t.pass('no job or queue left locked')
 })
 
 t.test('jobs lost with the queue (a restore before the service started) are made again at start', async t => {
