@@ -142,11 +142,13 @@ export async function insertRecords (
   // Each list in a fragment of its own: postgres.js reads a helper after `insert` as rows of values.
   const names = db`(child_id, ${db(columns)})`
   const picked = db`${childId}::integer, ${db(columns.map(column => `r.${column}`))}`
-  const parts: string[] = []
+  // The batches go one after another without waiting for each answer: the
+  // connection pipelines them, and the database runs them in order.
+  const pending: Array<Promise<Array<{ body: string | null }>>> = []
   for (let start = 0; start < list.length; start += BATCH) {
     const batch = list.slice(start, start + BATCH).map(values => toColumns(spec, values))
     // Ids are taken in the order of the rows: they give the order back.
-    const [{ body }] = await db<Array<{ body: string | null }>>`
+    pending.push(db<Array<{ body: string | null }>>`
       with created as (
         insert into ${db(spec.table)} ${names}
         select ${picked}
@@ -156,9 +158,10 @@ export async function insertRecords (
       )
       select string_agg((select row_to_json(x) from (select ${apiColumns(db, spec, derived)}) x)::text, ',' order by r.id) as body
       from created r
-    `
-    if (body !== null) parts.push(body)
+    `.execute())
   }
+  const parts: string[] = []
+  for (const [{ body }] of await Promise.all(pending)) if (body !== null) parts.push(body)
   return parts.join(',')
 }
 

@@ -120,6 +120,29 @@ t.test('a bad line anywhere writes nothing and is named by its line and column',
   }
 })
 
+t.test('the database refusing a row of a later batch writes nothing: the batches are one transaction', async t => {
+  const { app, owner, child } = await setup(t)
+  const before = await stateOf(app, child.id)
+  // Row 3,501 goes in the fourth statement of 1,000; the three before it are already sent.
+  await app.db.sql.unsafe(`
+    create function refuse_row() returns trigger language plpgsql as $$
+    begin
+      if new.notes = 'refused' then raise exception 'refused'; end if;
+      return new;
+    end $$;
+    create trigger refuse_row before insert on measurements for each row execute function refuse_row();
+  `)
+  const rows = manyRows(5000).map((row, i) => i === 3500 ? { ...row, notes: 'refused' } : row)
+  const failed = await importCsv(app, owner, child.id, csvOf(rows))
+  t.equal(failed.statusCode, 500, 'the import fails')
+  t.equal(failed.json().code, 'INTERNAL_ERROR')
+  t.same(await stateOf(app, child.id), before, 'nothing written, no change recorded')
+  await app.db.sql.unsafe('drop trigger refuse_row on measurements')
+  const after = await importCsv(app, owner, child.id, csvOf(manyRows(2500)))
+  t.equal(after.statusCode, 201, 'the next import goes through')
+  t.equal((await stateOf(app, child.id)).measurements, before.measurements + 2500)
+})
+
 t.test('every bad line is listed, each cell that is wrong', async t => {
   const { app, owner, child } = await setup(t)
   const csv = [
