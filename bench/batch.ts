@@ -7,7 +7,7 @@
  */
 import { request } from './lib/api'
 import { batchAgainstSingles, batchTargets } from './lib/batch'
-import { cleanup } from './lib/cleanup'
+import { runBenchmark } from './lib/cleanup'
 import { startDatabase } from './lib/database'
 import { startService } from './lib/service'
 
@@ -25,11 +25,4 @@ async function main (): Promise<void> {
   for (const line of batchTargets(time)) console.log(`  ${line.target}: ${line.figure}`)
 }
 
-main().then(async () => {
-  await cleanup()
-  process.exit(0)
-}, async error => {
-  process.stderr.write(`\nThe benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  await cleanup()
-  process.exit(1)
-})
+runBenchmark(main)

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { cleanup } from './lib/cleanup'
+import { runBenchmark } from './lib/cleanup'
 import { startDatabase } from './lib/database'
 import { floodLines, floodTargets, passwordFlood } from './lib/password-flood'
 import { machine, targetLines } from './lib/report'
@@ -26,20 +26,5 @@ async function main (): Promise<void> {
   console.log(`Written to ${path.relative(process.cwd(), RESULTS)}`)
 }
 
-let interrupted = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) return
-    interrupted = true
-    cleanup().finally(() => process.exit(130))
-  })
-}
 
-main().then(async () => {
-  await cleanup()
-  process.exit(0)
-}, async error => {
-  process.stderr.write(`\nThe benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  await cleanup()
-  process.exit(1)
-})
+runBenchmark(main)

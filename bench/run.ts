@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { registerParents } from './lib/accounts'
-import { cleanup } from './lib/cleanup'
+import { runBenchmark } from './lib/cleanup'
 import { startDatabase } from './lib/database'
 import { startFloors, type Floors } from './lib/floors'
 import { fire, measure, type Figures, type Load } from './lib/load'
@@ -294,21 +294,5 @@ async function main (): Promise<void> {
   console.log(`\nWritten to ${path.relative(process.cwd(), RESULTS_FILE)} in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 
-let interrupted = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) return
-    interrupted = true
-    process.stderr.write(`\n${signal}: stopping the service, the floors and PostgreSQL\n`)
-    cleanup().finally(() => process.exit(130))
-  })
-}
 
-main().then(async () => {
-  await cleanup()
-  process.exit(0)
-}, async error => {
-  process.stderr.write(`\nThe benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  await cleanup()
-  process.exit(1)
-})
+runBenchmark(main)

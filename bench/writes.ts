@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { registerParents } from './lib/accounts'
-import { cleanup } from './lib/cleanup'
+import { runBenchmark } from './lib/cleanup'
 import { startDatabase } from './lib/database'
 import { startFloors } from './lib/floors'
 import { fire, type Figures, type Load } from './lib/load'
@@ -63,7 +63,7 @@ function cpuTicks (postmaster: number): Map<string, number> {
 
 const PARTS = ['service', 'floors', 'postgres', 'load', 'machine']
 
-async function measured (name: string, load: Load, postmaster: number): Promise<{ name: string, figures: Figures, perRequest: Map<string, number> }> {
+async function measured (name: string, load: Load, postmaster: number): Promise<Figures> {
   await fire(load, settings.warmupSeconds).done
   await new Promise(resolve => setTimeout(resolve, 500))
   const before = cpuTicks(postmaster)
@@ -72,7 +72,7 @@ async function measured (name: string, load: Load, postmaster: number): Promise<
   const perRequest = new Map(PARTS.map(part => [part, Math.round(((after.get(part) ?? 0) - (before.get(part) ?? 0)) * TICK_US / Math.max(1, figures.requests))]))
   const line = PARTS.map(part => `${part} ${perRequest.get(part) as number}`).join(', ')
   console.log(`  ${name}: ${figures.requestsPerSecond} req/s, p99 ${figures.p99Ms} ms; CPU µs per request: ${line}`)
-  return { name, figures, perRequest }
+  return figures
 }
 
 async function main (): Promise<void> {
@@ -98,14 +98,14 @@ async function main (): Promise<void> {
     ['database write floor', createMeasurement(world, floors.write)],
     ['database write floor, change tracking off', createMeasurement(world, floors.untrackedWrite)]
   ]
-  const runs: Array<Awaited<ReturnType<typeof measured>>> = []
+  const runs: Figures[] = []
   for (let round = 0; round < rounds; round++) {
     for (const [name, load] of loads) runs.push(await measured(name, load, postmaster))
   }
   for (let round = 0; round < rounds; round++) {
     const [many, tracked, untracked] = runs.slice(round * 3, round * 3 + 3)
     const ratio = (a: Figures, b: Figures): string => `${Math.round(a.requestsPerSecond / b.requestsPerSecond * 100)}%`
-    console.log(`  round ${round + 1}: creates ${ratio(many.figures, untracked.figures)} of the untracked floor, the tracked floor ${ratio(tracked.figures, untracked.figures)} of it`)
+    console.log(`  round ${round + 1}: creates ${ratio(many, untracked)} of the untracked floor, the tracked floor ${ratio(tracked, untracked)} of it`)
   }
 
   const csvChild = children.find(child => child.familyId === families[1]) as (typeof children)[number]
@@ -114,11 +114,4 @@ async function main (): Promise<void> {
   console.log(`  median ${csv.medianMs} ms, best ${csv.bestMs} ms (${csv.runs.join(', ')} ms)`)
 }
 
-main().then(async () => {
-  await cleanup()
-  process.exit(0)
-}, async error => {
-  process.stderr.write(`\nThe benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  await cleanup()
-  process.exit(1)
-})
+runBenchmark(main)

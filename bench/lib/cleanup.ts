@@ -33,3 +33,28 @@ export function cleanup (): Promise<void> {
   })()
   return running
 }
+
+/**
+ * Runs a benchmark's `main`: on Ctrl-C or SIGTERM, and when it ends or fails,
+ * what it started is stopped before the process exits (0, 1 on a failure,
+ * 130 when interrupted).
+ */
+export function runBenchmark (main: () => Promise<void>): void {
+  let interrupted = false
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (interrupted) return
+      interrupted = true
+      process.stderr.write(`\n${signal}: stopping what the run started\n`)
+      cleanup().finally(() => process.exit(130))
+    })
+  }
+  main().then(async () => {
+    await cleanup()
+    process.exit(0)
+  }, async error => {
+    process.stderr.write(`\nThe benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`)
+    await cleanup()
+    process.exit(1)
+  })
+}
