@@ -97,6 +97,27 @@ export async function transactionsSettled (sql: Sql, ms = 30_000): Promise<void>
   throw new Error(`transactions older than ${xid} were still open after ${ms} ms`)
 }
 
+/**
+ * Takes a test's database away and gives it back: `away` refuses new
+ * connections and ends those open (the service's and the job queue's), `back`
+ * takes connections again. Given back at teardown in any case.
+ */
+export function databaseSwitch (t: Test, name: string): { away: () => Promise<void>, back: () => Promise<void> } {
+  const admin = createSql(testState().adminUrl, { max: 1 })
+  const allow = async (allowed: boolean): Promise<void> => { await admin.unsafe(`alter database "${name}" allow_connections ${String(allowed)}`) }
+  t.teardown(async () => {
+    await allow(true)
+    await admin.end()
+  })
+  return {
+    away: async () => {
+      await allow(false)
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`
+    },
+    back: () => allow(true)
+  }
+}
+
 const FEED = /^\/api\/families\/[^/]+\/changes(\?|$)/
 
 /** The real app against a database of the test's own; closed at teardown. */

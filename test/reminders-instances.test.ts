@@ -1,9 +1,7 @@
 import t from 'tap'
 import { buildApp, type App } from '../app'
 import { scanReminders } from '../domain/reminders/scan'
-import { createSql } from '../db/client'
-import { build, familyOf, register, testConfig, testDatabase } from './helper'
-import { testState } from './setup/state'
+import { build, databaseSwitch, familyOf, register, testConfig, testDatabase } from './helper'
 import { mailServer, ntfyServer, until } from './reminder-receivers'
 import { addChild, addVaccine, addVisit, setChannels, utcDays } from './reminder-data'
 
@@ -91,13 +89,11 @@ t.test('the next minute\'s scan stays queued, and the worker outlives the databa
   const user = await register(server)
   await setChannels(server, user, [{ type: 'ntfy', url: `${ntfy.origin}/outage` }])
 
-  const admin = createSql(testState().adminUrl, { max: 1 })
-  t.teardown(() => admin.end())
+  const database = databaseSwitch(t, server.db.name)
   await new Promise(resolve => setTimeout(resolve, Math.max(0, 60_000 - (Date.now() % 60_000) - 3000)))
-  await admin.unsafe(`alter database ${server.db.name} allow_connections false`)
-  await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${server.db.name}`
+  await database.away()
   await new Promise(resolve => setTimeout(resolve, 8000))
-  await admin.unsafe(`alter database ${server.db.name} allow_connections true`)
+  await database.back()
 
   const child = await addChild(server, user, familyOf(user), 'Leo Novak', days.birth)
   await addVaccine(server, user, child, { name: 'MMR', date: days.lastYear, doseNumber: 1, nextDueDate: days.yesterday })

@@ -1,8 +1,6 @@
 import t, { type Test } from 'tap'
 import { buildApp, type App } from '../app'
-import { createSql } from '../db/client'
-import { build, call, familyOf, register, testConfig, type Pair, type TestDatabase } from './helper'
-import { testState } from './setup/state'
+import { build, call, databaseSwitch, familyOf, register, testConfig, type Pair, type TestDatabase } from './helper'
 import { until } from './reminder-receivers'
 import { webhookReceiver, type Receiver } from './webhook-receiver'
 
@@ -332,21 +330,15 @@ t.test('a delivery that ends while the database is away: its job and queue are u
   receiver.delay = 1500
   const f = await family(t)
   const hook = await makeWebhook(f, receiver, '/away')
-  const admin = createSql(testState().adminUrl, { max: 1 })
-  const reachable = async (allowed: boolean): Promise<void> => { await admin.unsafe(`alter database "${f.app.db.name}" allow_connections ${String(allowed)}`) }
-  t.teardown(async () => {
-    await reachable(true)
-    await admin.end()
-  })
+  const database = databaseSwitch(t, f.app.db.name)
   await writers([f.app], f, 1, 1)
   await until(() => receiver.arrived === 1, 20_000, 'the delivery in work')
   // The database goes away while the receiver answers: the worker can record
   // neither the delivery nor the end of its job, and that worker ends.
-  await reachable(false)
-  await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${f.app.db.name}`
+  await database.away()
   await until(() => receiver.received.length === 1, 20_000, 'the answer')
   await new Promise(resolve => setTimeout(resolve, 1500))
-  await reachable(true)
+  await database.back()
   receiver.delay = 0
   await writers([f.app], f, 2, 1)
   const changes = await allDelivered(f, receiver, '/away', hook.cursor, 30_000)
