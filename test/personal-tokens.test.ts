@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { bearer, build, call, familyOf, join, PASSWORD, register, type App, type Pair } from './helper'
+import { ntfyServer } from './reminder-receivers'
 
 const OPEN = { REGISTRATION: 'open' }
 
@@ -132,6 +133,25 @@ t.test('a read token reads and writes nothing', async t => {
   t.equal(await counts(), before, 'nothing was written, the one-statement creates included')
   const ticket = await withToken(app, token, 'POST', `/api/families/${familyId}/events/tickets`, {})
   t.equal(ticket.statusCode, 201, 'a read token may ask for an event ticket, which only reads')
+})
+
+t.test('no token reads or changes where reminders go: the channels hold addresses and credentials', async t => {
+  const ntfy = await ntfyServer(t)
+  const app = await build(t, { env: { ...OPEN, WEBHOOK_ALLOW_PRIVATE: 'true' } })
+  const owner = await register(app)
+  const url = `${ntfy.origin.replace('//', '//user:ntfy-password@')}/a-topic`
+  t.equal((await call(app, owner, 'PUT', '/api/me/notifications', { channels: [{ type: 'ntfy', url }] })).statusCode, 200)
+  t.equal((await call(app, owner, 'GET', '/api/me/notifications')).json().channels[0].url, url, 'the user\'s session reads the channel')
+  for (const scope of ['read', 'write'] as const) {
+    const { token } = await makeToken(app, owner, { name: scope, scope })
+    const read = await withToken(app, token, 'GET', '/api/me/notifications')
+    t.equal(read.statusCode, 403, `a ${scope} token cannot read them`)
+    t.same(read.json(), { error: 'Access denied', code: 'FORBIDDEN', details: {} })
+    t.notOk(read.body.includes('ntfy-password'))
+    const put = await withToken(app, token, 'PUT', '/api/me/notifications', { channels: [] })
+    t.equal(put.statusCode, 403, `nor can a ${scope} token replace them`)
+  }
+  t.equal((await app.sql`select count(*)::int as n from notification_channels`)[0].n, 1, 'the channel is still there')
 })
 
 t.test('a token bound to a family sees that family alone', async t => {

@@ -21,13 +21,16 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
   const bearer = [{ bearer: [] }]
   // Each PUT may send messages to addresses the caller chooses: limited per account like the other checks.
   const changesByAccount = fastify.authLimit('notification-settings', request => String(request.user.id))
+  // The channels hold addresses and credentials (an ntfy URL's password, a push subscription's keys): no personal access token reaches them.
+  const personalTokens = 'refused' as const
 
   fastify.get('/api/me/notifications', {
+    config: { personalTokens },
     schema: {
       operationId: 'getMyNotifications',
       tags,
       summary: 'Where the user\'s reminders go, and the quiet hours',
-      description: REMINDERS,
+      description: `${REMINDERS} Personal access tokens are refused (403): the channels hold addresses and credentials.`,
       security: bearer,
       response: { 200: Type.Ref('NotificationSettings'), ...errorResponses(401, 403) }
     }
@@ -35,7 +38,7 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.put('/api/me/notifications', {
     // It waits on more than the database (the network): its key is not held in a transaction.
-    config: { idempotency: 'apart' },
+    config: { idempotency: 'apart', personalTokens },
     preHandler: changesByAccount,
     schema: {
       operationId: 'putMyNotifications',
@@ -49,7 +52,7 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
         'and from must differ from to. An ntfy URL on loopback, link-local or the service\'s own address written as such (127.0.0.1, [::1], localhost) is a 400, ' +
         'and one whose name resolves there a 422, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true; so is a push subscription\'s endpoint written as such an address (400). ' +
         'A subscription must be the browser\'s PushSubscription JSON: an http or https endpoint, p256dh an uncompressed P-256 point, auth 16 bytes. ' +
-        'Every request counts against AUTH_RATE_LIMIT_MAX a window per account (429 beyond). Answers the settings as GET shows them. ' + REMINDERS,
+        'Every request counts against AUTH_RATE_LIMIT_MAX a window per account (429 beyond). Personal access tokens are refused (403). Answers the settings as GET shows them. ' + REMINDERS,
       security: bearer,
       body: PutNotificationsBody,
       response: { 200: Type.Ref('NotificationSettings'), ...errorResponses(400, 401, 403, 409, 422, 429) }
