@@ -79,15 +79,37 @@ const SHARE_LINK_PATH = /^\/+api\/+shl\//i
 const FILE_PATH = /^\/+(uploads|avatars)\//i
 
 /**
- * A URL as the logs show it: a ticket (or a sign-in's code and state) in the
- * query string, a calendar feed's token, a share link's token and a stored
- * file's name in the path are credentials, and are left out. The path is
- * decoded first, since the router decodes it too.
+ * Query parameters whose values are credentials: the service's own (an event
+ * ticket, a sign-in's code, state and link) and those a client may send by
+ * habit (an OAuth access_token, an API key), whether the service reads them or not.
+ */
+const SECRET_PARAMETERS = new Set([
+  'ticket', 'code', 'state', 'link', 'access_token', 'refresh_token', 'id_token', 'token', 'key', 'api_key', 'apikey',
+  'passcode', 'password', 'secret', 'client_secret', 'authorization'
+])
+
+/** A query string with the values of secret parameters left out, their names compared decoded and in any case. */
+function loggedQuery (query: string): string {
+  return query.replace(/([?&])([^&=]*)(=[^&]*)?/g, (part, separator: string, name: string, value: string | undefined) => {
+    if (value === undefined) return part
+    let plain = name
+    try {
+      plain = decodeURIComponent(name.replace(/\+/g, ' '))
+    } catch {}
+    return SECRET_PARAMETERS.has(plain.trim().toLowerCase()) ? `${separator}${name}=[redacted]` : part
+  })
+}
+
+/**
+ * A URL as the logs show it: a secret in the query string, a calendar feed's
+ * token, a share link's token and a stored file's name in the path are
+ * credentials, and are left out. The path is decoded first, since the
+ * router decodes it too.
  */
 function loggedUrl (url: string): string {
   const at = url.indexOf('?')
   const path = at === -1 ? url : url.slice(0, at)
-  const query = at === -1 ? '' : url.slice(at).replace(/([?&](?:ticket|code|state)=)[^&]*/g, '$1[redacted]')
+  const query = at === -1 ? '' : loggedQuery(url.slice(at))
   let decoded = path
   try {
     decoded = decodeURIComponent(path)

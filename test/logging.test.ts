@@ -104,6 +104,25 @@ t.test('an event ticket in a URL never reaches the logs', async t => {
   t.notOk(logs.some(line => line.includes('a-ticket-that-must-stay-secret')), 'the ticket is in no line')
 })
 
+t.test('an access token, a key or a password in a URL\'s query never reaches the logs, in any spelling', async t => {
+  const logs: string[] = []
+  const app = await build(t, { logs, env: { LOG_LEVEL: 'trace' } })
+  const secret = 'a-query-secret-that-must-stay-hidden'
+  const urls = [
+    `/api/me?access_token=${secret}`,
+    `/api/children?limit=5&ACCESS_TOKEN=${secret}&offset=0`,
+    `/api/me?access%5Ftoken=${secret}`,
+    `/api/me?refresh_token=${secret}&id_token=${secret}`,
+    `/api/me?api_key=${secret}&key=${secret}&token=${secret}`,
+    `/api/me?password=${secret}&passcode=${secret}`,
+    `/api/auth/oidc/start?redirect=/&link=${secret}`
+  ]
+  for (const url of urls) await app.inject({ method: 'GET', url })
+  t.notOk(logs.some(line => line.includes(secret)), 'the secret is in no line')
+  t.ok(logs.some(line => line.includes('/api/me?access_token=[redacted]')), 'the request is logged without it')
+  t.ok(logs.some(line => line.includes('/api/children?limit=5&ACCESS_TOKEN=[redacted]&offset=0')), 'the other parameters are kept')
+  t.ok(logs.some(line => line.includes('/api/me?access%5Ftoken=[redacted]')), 'a name spelled with percent-encoding is known')
+})
 
 t.test('a calendar feed\'s token in a URL never reaches the logs', async t => {
   const logs: string[] = []
