@@ -3,8 +3,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import { ambientFamily } from '../db/ambient'
 import type { Db } from '../db/client'
 import { errors, invalidRequest, withDetails } from '../lib/errors'
-import { covers, FAMILY_ROLES, type FamilyRole } from '../lib/roles'
-import { ifMatchVersions } from '../lib/etag'
+import { covers } from '../lib/roles'
 import { looksPersonal, wellFormedPersonal } from '../lib/personal-tokens'
 import { createChecked, findPrincipal, readChecked, resolveTarget, targetQuery, type Caller, type ClockOf, type Principal, type Resolved } from '../sql/access'
 import { familyIdsOf } from '../sql/families'
@@ -12,12 +11,13 @@ import { identifyToken } from '../sql/sessions'
 import { checkTokenRule } from './token-rules'
 import type { AuthUser, TokenLimits } from './tokens'
 import {
-  clockFor, decorateScope, defaultName, locatorOf, markScope, read, routeScope,
+  clockFor, decorateScope, defaultName, expectedVersions, locatorOf, markScope, neededRole, preconditionFailed, read, rolesCovering, routeScope,
   type Locator, type OneStatementCreate, type OneStatementRead, type Scope, type ScopeOptions, type Target
 } from './scope'
 
 export type { Locator, OneStatementCreate, OneStatementRead, Scope, ScopeOptions, Target } from './scope'
 export { notModified } from './conditional-reads'
+export { preconditionFailed } from './scope'
 
 /** A target the authentication looked up ahead, in its own statement, for the scope to use. */
 interface Prefetched {
@@ -57,23 +57,6 @@ export function callerOf (user: AuthUser): Caller {
   return { userId: user.id, familyId: user.token?.familyId ?? null }
 }
 
-/** The 412 of a write whose If-Match names another version than the item's. */
-export function preconditionFailed (currentVersion: number): Error {
-  return withDetails(new errors.preconditionFailed('The item has changed since the version in If-Match'), { currentVersion })
-}
-
-/** The versions an If-Match header accepts, or null without one; a malformed header is a 400. */
-function expectedVersions (request: FastifyRequest): number[] | 'any' | null {
-  const header = request.headers['if-match']
-  const versions = ifMatchVersions(Array.isArray(header) ? header.join(',') : header)
-  if (versions === 'invalid') {
-    throw withDetails(new errors.validation('The request is not valid'), {
-      issues: [{ path: '/headers/if-match', message: 'must be a list of versions in double quotes, such as "3", or *' }]
-    })
-  }
-  return versions
-}
-
 /**
  * The target of a request's route, when its id is in the path or the query
  * string, so that authentication can look it up in the same statement as the
@@ -100,11 +83,6 @@ async function onlyFamily (db: Db, request: FastifyRequest, locator: Locator): P
   })
 }
 
-/** The roles that may do what `needed` may. */
-function rolesCovering (needed: FamilyRole): FamilyRole[] {
-  return FAMILY_ROLES.filter(role => covers(role, needed))
-}
-
 /**
  * Whether a family is out of reach of the running request: inside a batch,
  * only the batch's family may be touched, whatever else the caller belongs to.
@@ -114,10 +92,6 @@ function outOfReach (familyId: number): boolean {
   return only !== null && only !== familyId
 }
 
-/** The least role a request of a route needs: the route's, or `viewer` for reads and `member` for writes. */
-function neededRole (request: FastifyRequest, options: ScopeOptions): FamilyRole {
-  return options.role ?? (request.method === 'GET' || request.method === 'HEAD' ? 'viewer' : 'member')
-}
 
 /**
  * The one place that decides who may do what.
@@ -328,9 +302,26 @@ export default fp(async function access (fastify) {
     request.answer = answered
   }
 
+  /**
+   * A repeat of an Idempotency-Key, whose first answer the route sends again
+   * only past this check, writing nothing: the caller must still act, within
+   * its token's family and its batch's, in the role the route needs in the
+   * family of the first answer (its target may be gone since: a delete).
+   */
+  async function admitRepeat (request: FastifyRequest, reply: FastifyReply, options: ScopeOptions): Promise<FastifyReply | undefined> {
+    if (options.oneStatement !== undefined) await checkSession(request, request.user.id, request.user.sessionId, request.user.token)
+    const familyId = request.heldReplay?.familyId ?? null
+    if (familyId === null) return await decideScope(request, reply, options)
+    const family = await resolveTarget(fastify.sql, callerOf(request.user), { family: null }, familyId)
+    if (family === undefined) throw new errors.notFound('Family')
+    const acting = options.self !== undefined && read(request, options.self) === request.user.id
+    if (family.role === null || outOfReach(familyId) || (!acting && !covers(family.role, neededRole(request, options)))) throw new errors.forbidden()
+  }
+
   fastify.decorate('familyScope', function (options: ScopeOptions): preHandlerAsyncHookHandler {
     const how = options.oneStatement
     const scope: preHandlerAsyncHookHandler = async function scope (request, reply) {
+      if (request.heldReplay !== null) return await admitRepeat(request, reply, options)
       if (how === undefined) return await decideScope(request, reply, options)
       if ('answer' in how) return await readInOneStatement(request, reply, options, how)
       const values = how.values(request)

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { inAmbientTransaction, inTransaction } from '../db/ambient'
 import { errors } from '../lib/errors'
@@ -8,9 +8,10 @@ import {
 } from '../lib/idempotency'
 import { errorResponses } from '../lib/schemas'
 import {
-  claimKey, findKey, forgetKey, keepAnswer, keepLockedAnswer, lockKey, releaseKey, sweepKeys, touchKey, type KeyedRequest, type KeyRow
+  claimKey, findKey, forgetKey, keepAnswer, keepLockedAnswer, lockKey, releaseKey, sweepKeys, touchKey, type KeptAnswer, type KeyedRequest, type KeyRow
 } from '../sql/idempotency-keys'
 import { answerFor } from './errors'
+import { scopeOf } from './scope'
 
 /**
  * How a route's writes honour Idempotency-Key: `ambient` (the default) runs
@@ -27,7 +28,19 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The run of a request with an Idempotency-Key, until its answer is kept or given up. */
     idempotency: Run | null
+    /**
+     * The first answer of the request's Idempotency-Key, answered again once
+     * the route's access checks (the family scope among them) have passed:
+     * the route's last preHandler sends it, and nothing before it writes.
+     */
+    heldReplay: Held | null
   }
+}
+
+/** A key's first answer, and the family its request acted in (null for a route without a family scope). */
+export interface Held {
+  answer: StoredAnswer
+  familyId: number | null
 }
 
 interface Ended {
@@ -45,6 +58,8 @@ interface Run {
   finished: Promise<StoredAnswer> | null
   heartbeat: NodeJS.Timeout | null
   settled: boolean
+  /** The family the request acted in, once its answer is known. */
+  familyId: number | null
 }
 
 /** The request ended without an answer to keep: its work rolls back. */
@@ -58,7 +73,7 @@ class ClaimLost extends Error {}
 
 const KEY_HEADER = Type.String({
   pattern: KEY_PATTERN,
-  description: 'Makes the write safe to repeat: 1 to 255 printable ASCII characters, new for each write (a UUID). A repeat with the same key, method, path and body within 24 hours answers the first answer again (status, body, ETag, Location) with Idempotent-Replayed: true and writes nothing; with another method, path or body it is 422 IDEMPOTENCY_KEY_REUSED; while the first still runs, 409 IDEMPOTENCY_KEY_IN_FLIGHT. Keys are the user\'s own. Answers that say to try again (401, 408, 429, 5xx, and any with Retry-After) are not kept, so a repeat runs afresh.'
+  description: 'Makes the write safe to repeat: 1 to 255 printable ASCII characters, new for each write (a UUID). A repeat with the same key, method, path and body within 24 hours answers the first answer again (status, body, ETag, Location) with Idempotent-Replayed: true and writes nothing; with another method, path or body it is 422 IDEMPOTENCY_KEY_REUSED; while the first still runs, 409 IDEMPOTENCY_KEY_IN_FLIGHT. Keys are the user\'s own. A repeat is answered again only past the route\'s access checks: the caller must still act, in the role the route needs, in the family the first request acted in (within its token\'s and its batch\'s family); otherwise it gets the refusal a new request gets. Answers that say to try again (401, 408, 429, 5xx, and any with Retry-After) are not kept, so a repeat runs afresh.'
 })
 
 const REPLAYED = { 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present on the first answer of an Idempotency-Key given again' } }
@@ -98,8 +113,17 @@ export default fp(async function idempotency (fastify) {
   const staleAfter = Math.ceil(config.requestTimeout / 1000)
   const keys = keysOf([config.jwtSecret, ...(config.jwtSecretPrevious === null ? [] : [config.jwtSecretPrevious])])
   const binding = (keyed: KeyedRequest): string => `${keyed.userId}:${keyed.key}`
-  const sealed = (keyed: KeyedRequest, answer: StoredAnswer): Buffer => sealAnswer(keys[0].seal, binding(keyed), answer)
+  const sealed = (run: Run, answer: StoredAnswer): KeptAnswer =>
+    ({ status: answer.status, answer: sealAnswer(keys[0].seal, binding(run.keyed), answer), familyId: run.familyId })
   fastify.decorateRequest('idempotency', null)
+  fastify.decorateRequest('heldReplay', null)
+
+  /** The last preHandler of every keyed route: a repeat is answered only once every check of the route has passed. */
+  const replayHeld: preHandlerAsyncHookHandler = async function (request, reply) {
+    if (request.heldReplay === null) return
+    replay(reply, request.heldReplay.answer)
+    return reply
+  }
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
@@ -108,6 +132,8 @@ export default fp(async function idempotency (fastify) {
     if (schema === undefined || !bearer || !methods.some(method => KEYED_METHODS.includes(method))) return
     route.config = { ...route.config, idempotency: route.config?.idempotency ?? 'ambient' }
     route.schema = keyedSchema(schema)
+    const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
+    route.preHandler = [...hooks, replayHeld]
   })
 
 
@@ -122,14 +148,15 @@ export default fp(async function idempotency (fastify) {
   }
 
   /** What a repeat gets from a key's row: its first answer, or a refusal; `run` when the row's request died. */
-  function verdict (row: KeyRow, keyed: KeyedRequest, prints: string[]): StoredAnswer | Error | 'run' | 'unreadable' {
+  function verdict (row: KeyRow, keyed: KeyedRequest, prints: string[]): Held | Error | 'run' | 'unreadable' {
     if (row.method !== keyed.method || row.path !== keyed.path || !prints.includes(row.fingerprint)) return new errors.idempotencyKeyReused()
     if (row.state === 'running') return row.stale ? 'run' : new errors.idempotencyKeyInFlight()
-    return openAnswer(keys, binding(keyed), row.status as number, row.answer as Buffer) ?? 'unreadable'
+    const answer = openAnswer(keys, binding(keyed), row.status as number, row.answer as Buffer)
+    return answer === null ? 'unreadable' : { answer, familyId: row.familyId }
   }
 
   /** Claims a key on its own: the claim, or what a repeat gets. */
-  async function claimApart (keyed: KeyedRequest, prints: string[]): Promise<string | StoredAnswer | Error> {
+  async function claimApart (keyed: KeyedRequest, prints: string[]): Promise<string | Held | Error> {
     const db = fastify.directSql
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const claim = await claimKey(db, keyed, KEY_LIFETIME_SECONDS, staleAfter)
@@ -164,13 +191,19 @@ export default fp(async function idempotency (fastify) {
     }
   }
 
-  async function start (request: FastifyRequest, reply: FastifyReply, handling: KeyHandling, key: string, done: (error?: Error) => void): Promise<void> {
+  /** A repeat's first answer, held until the route's checks pass; they run as the first request's did, and write nothing. */
+  function hold (request: FastifyRequest, held: Held, done: (error?: Error) => void): void {
+    request.heldReplay = held
+    done()
+  }
+
+  async function start (request: FastifyRequest, handling: KeyHandling, key: string, done: (error?: Error) => void): Promise<void> {
     const fileDigest = request.upload?.sha256 ?? null
     // Under every key, so that a request of before a rotation of JWT_SECRET is still recognised.
     const prints = keys.map(pair => fingerprint(pair.print, request.method, request.url, request.body, fileDigest))
     const keyed: KeyedRequest = { userId: request.user.id, key, method: request.method, path: request.url, fingerprint: prints[0] }
     const { promise, resolve } = deferred()
-    const run: Run = { keyed, claim: null, handling, end: resolve, ended: promise, finished: null, heartbeat: null, settled: false }
+    const run: Run = { keyed, claim: null, handling, end: resolve, ended: promise, finished: null, heartbeat: null, settled: false, familyId: null }
     const nested = inAmbientTransaction()
     if (nested) {
       // Inside another request's transaction (a batch's): the key is held by it and kept with it.
@@ -179,14 +212,14 @@ export default fp(async function idempotency (fastify) {
       if (found === 'unreadable') await forgetKey(fastify.sql, keyed.userId, key)
       else if (found !== 'run') {
         if (found instanceof Error) done(found)
-        else replay(reply, found)
+        else hold(request, found, done)
         return
       }
     } else {
       const claimed = await claimApart(keyed, prints)
       if (typeof claimed !== 'string') {
         if (claimed instanceof Error) done(claimed)
-        else replay(reply, claimed)
+        else hold(request, claimed, done)
         return
       }
       run.claim = claimed
@@ -206,12 +239,12 @@ export default fp(async function idempotency (fastify) {
     const claim = run.claim
     run.finished = nested
       ? work(run, go).then(async answer => {
-        if (!(await keepLockedAnswer(fastify.sql, keyed, KEY_LIFETIME_SECONDS, staleAfter, answer.status, sealed(keyed, answer)))) throw new ClaimLost()
+        if (!(await keepLockedAnswer(fastify.sql, keyed, KEY_LIFETIME_SECONDS, staleAfter, sealed(run, answer)))) throw new ClaimLost()
         return answer
       })
       : inTransaction(fastify.directSql, async tx => {
         const answer = await work(run, go)
-        if (!(await keepAnswer(tx, keyed.userId, key, claim as string, answer.status, sealed(keyed, answer)))) throw new ClaimLost()
+        if (!(await keepAnswer(tx, keyed.userId, key, claim as string, sealed(run, answer)))) throw new ClaimLost()
         return answer
       })
     run.finished.catch(async (error: Error) => {
@@ -222,14 +255,14 @@ export default fp(async function idempotency (fastify) {
     })
   }
 
-  fastify.addHook('preHandler', function (request, reply, done) {
+  fastify.addHook('preHandler', function (request, _reply, done) {
     const handling = request.routeOptions.config.idempotency
     const key = request.headers['idempotency-key']
     if (handling === undefined || typeof key !== 'string' || request.user?.id === undefined) {
       done()
       return
     }
-    start(request, reply, handling, key, done).catch(error => done(error as Error))
+    start(request, handling, key, done).catch(error => done(error as Error))
   })
 
   /** Ends a run's bookkeeping; a key claimed on its own and not kept is given up. */
@@ -262,10 +295,11 @@ export default fp(async function idempotency (fastify) {
       if (value !== undefined) headers[name] = String(value)
     }
     const answer: StoredAnswer = { status: reply.statusCode, headers, body: body ?? Buffer.alloc(0) }
+    run.familyId = scopeOf(request)?.familyId ?? null
     const kept = body !== null && keepsAnswer(reply.statusCode, reply.hasHeader('retry-after'))
     if (run.handling === 'apart') {
       // Kept just after the route's own commit: a crash between the two leaves the key to be taken over.
-      const stored = kept && await keepAnswer(fastify.directSql, run.keyed.userId, run.keyed.key, run.claim as string, answer.status, sealed(run.keyed, answer))
+      const stored = kept && await keepAnswer(fastify.directSql, run.keyed.userId, run.keyed.key, run.claim as string, sealed(run, answer))
         .catch(error => { log.warn({ err: error, reqId: request.id }, 'the answer of an Idempotency-Key could not be kept'); return false })
       await settle(run, stored)
       return payload

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify'
 import type { PendingQuery, Row } from 'postgres'
-import type { Issue } from '../lib/errors'
+import { errors, withDetails, type Issue } from '../lib/errors'
 import type { ChangeKind, RecordTable } from '../kinds/changes'
-import type { FamilyRole } from '../lib/roles'
+import { ifMatchVersions } from '../lib/etag'
+import { covers, FAMILY_ROLES, type FamilyRole } from '../lib/roles'
 import type { ClockOf } from '../sql/access'
 
 type Fragment = PendingQuery<Row[]>
@@ -161,4 +162,33 @@ export function routeScope (route: Pick<RouteOptions, 'preHandler'>): ScopeOptio
   const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
   const scoped = hooks.find(hook => (hook as unknown as Record<symbol, unknown>)[SCOPE] !== undefined) as unknown as Record<symbol, ScopeOptions> | undefined
   return scoped?.[SCOPE]
+}
+
+/** The 412 of a write whose If-Match names another version than the item's. */
+export function preconditionFailed (currentVersion: number): Error {
+  return withDetails(new errors.preconditionFailed('The item has changed since the version in If-Match'), { currentVersion })
+}
+
+/** The versions an If-Match header accepts, or null without one; a malformed header is a 400. */
+export function expectedVersions (request: FastifyRequest): number[] | 'any' | null {
+  const header = request.headers['if-match']
+  const versions = ifMatchVersions(Array.isArray(header) ? header.join(',') : header)
+  if (versions === 'invalid') {
+    throw withDetails(new errors.validation('The request is not valid'), {
+      issues: [{ path: '/headers/if-match', message: 'must be a list of versions in double quotes, such as "3", or *' }]
+    })
+  }
+  return versions
+}
+
+
+/** The roles that may do what `needed` may. */
+export function rolesCovering (needed: FamilyRole): FamilyRole[] {
+  return FAMILY_ROLES.filter(role => covers(role, needed))
+}
+
+
+/** The least role a request of a route needs: the route's, or `viewer` for reads and `member` for writes. */
+export function neededRole (request: FastifyRequest, options: ScopeOptions): FamilyRole {
+  return options.role ?? (request.method === 'GET' || request.method === 'HEAD' ? 'viewer' : 'member')
 }

@@ -17,12 +17,14 @@ export interface KeyRow {
   state: 'running' | 'done'
   status: number | null
   answer: Buffer | null
+  /** The family the request acted in, as its family scope decided; null for a route without one. */
+  familyId: number | null
   /** Running, but not touched for longer than the bound: its request died. */
   stale: boolean
 }
 
 const keyColumns = (db: Db, staleAfter: number) => db`
-  method, path, fingerprint, state, status, answer,
+  method, path, fingerprint, state, status, answer, family_id as "familyId",
   state = 'running' and touched_at < now() - make_interval(secs => ${staleAfter}) as stale
 `
 
@@ -78,10 +80,17 @@ export async function lockKey (db: Db, userId: number, key: string, staleAfter: 
   return { row: { ...row, answer } as KeyRow }
 }
 
+/** A first answer as it is kept: its status, the sealed answer, and the family the request acted in. */
+export interface KeptAnswer {
+  status: number
+  answer: Buffer
+  familyId: number | null
+}
+
 /** Keeps the answer of a claimed run: false when the claim is no longer this run's. */
-export async function keepAnswer (db: Db, userId: number, key: string, claim: string, status: number, answer: Buffer): Promise<boolean> {
+export async function keepAnswer (db: Db, userId: number, key: string, claim: string, kept: KeptAnswer): Promise<boolean> {
   const rows = await db`
-    update idempotency_keys set state = 'done', status = ${status}, answer = ${answer}, touched_at = now()
+    update idempotency_keys set state = 'done', status = ${kept.status}, answer = ${kept.answer}, family_id = ${kept.familyId}, touched_at = now()
     where user_id = ${userId} and key = ${key} and claim = ${claim}::uuid and state = 'running'
   `
   return rows.count === 1
@@ -91,15 +100,15 @@ export async function keepAnswer (db: Db, userId: number, key: string, claim: st
  * Inside the transaction that holds the key (`lockKey`): keeps the answer,
  * unless a request running apart claimed the key meanwhile (then false).
  */
-export async function keepLockedAnswer (db: Db, request: KeyedRequest, lifetime: number, staleAfter: number, status: number, answer: Buffer): Promise<boolean> {
+export async function keepLockedAnswer (db: Db, request: KeyedRequest, lifetime: number, staleAfter: number, kept: KeptAnswer): Promise<boolean> {
   const { userId, key, method, path, fingerprint } = request
   const rows = await db`
-    insert into idempotency_keys as k (user_id, key, method, path, fingerprint, claim, state, status, answer, expires_at)
-    values (${userId}, ${key}, ${method}, ${path}, ${fingerprint}, gen_random_uuid(), 'done', ${status}, ${answer},
+    insert into idempotency_keys as k (user_id, key, method, path, fingerprint, claim, state, status, answer, family_id, expires_at)
+    values (${userId}, ${key}, ${method}, ${path}, ${fingerprint}, gen_random_uuid(), 'done', ${kept.status}, ${kept.answer}, ${kept.familyId},
             now() + make_interval(secs => ${lifetime}))
     on conflict (user_id, key) do update set
       method = excluded.method, path = excluded.path, fingerprint = excluded.fingerprint, claim = excluded.claim,
-      state = 'done', status = excluded.status, answer = excluded.answer, created_at = now(), touched_at = now(), expires_at = excluded.expires_at
+      state = 'done', status = excluded.status, answer = excluded.answer, family_id = excluded.family_id, created_at = now(), touched_at = now(), expires_at = excluded.expires_at
     where k.expires_at <= now()
       or (k.state = 'running' and k.touched_at < now() - make_interval(secs => ${staleAfter}))
   `

@@ -2,7 +2,7 @@ import t from 'tap'
 import { keepsAnswer, fingerprint, keysOf } from '../lib/idempotency'
 import { answerFor } from '../plugins/errors'
 import { sweepKeys } from '../sql/idempotency-keys'
-import { bearer, build, register, TEST_ENV } from './helper'
+import { bearer, build, call, familyOf, join, register, TEST_ENV } from './helper'
 import { family, listening, measurementCount, OPEN, send, sendAndHangUp, setup, until } from './idempotency-helpers'
 
 // Idempotency keys over real HTTP: what is kept, replayed, refused and taken
@@ -183,4 +183,35 @@ t.test('an answer that says to try again is not kept', async t => {
   const answer = answerFor(collided as never, { body: null } as never, true)
   t.equal(answer.status, 409)
   t.equal(answer.retryAfter, 1, 'a collision answers Retry-After, so its 409 is not kept')
+})
+
+t.test('a repeat is answered again only after the access checks a new request passes', async t => {
+  const app = await build(t, { env: OPEN })
+  const owner = await register(app)
+  const home = familyOf(owner)
+  const away = (await call(app, owner, 'POST', '/api/families', { name: 'Away' })).json().id
+  const childId = (await call(app, owner, 'POST', '/api/children', { name: 'Ada', dateOfBirth: '2022-01-01', sex: 'female', familyId: away })).json().id
+  const invite = { email: 'newcomer@example.org', role: 'owner' }
+  const first = await call(app, owner, 'POST', `/api/families/${away}/invites`, invite, { 'idempotency-key': 'invite-1' })
+  t.equal(first.statusCode, 201)
+  t.equal((await call(app, owner, 'POST', `/api/families/${away}/invites`, invite, { 'idempotency-key': 'invite-1' })).headers['idempotent-replayed'], 'true', 'the user\'s session gets the first answer again')
+
+  const made = await call(app, owner, 'POST', '/api/me/tokens', { name: 'home only', scope: 'write', familyId: home })
+  const bound = { ...owner, accessToken: made.json().token }
+  const repeat = await call(app, bound, 'POST', `/api/families/${away}/invites`, invite, { 'idempotency-key': 'invite-1' })
+  t.equal(repeat.statusCode, 403, 'a token bound to another family gets the 403 of any request to this one')
+  t.same(repeat.json(), { error: 'Access denied', code: 'FORBIDDEN', details: {} })
+  t.notOk(repeat.body.includes(first.json().token), 'and not the invite\'s token')
+  t.equal(repeat.headers['idempotent-replayed'], undefined)
+
+  const member = await register(app)
+  await join(app, owner, away, member, 'member')
+  const measurement = { measuredAt: '2023-01-01', weightKg: 9.1 }
+  const created = await call(app, member, 'POST', `/api/children/${childId}/measurements`, measurement, { 'idempotency-key': 'weigh-1' })
+  t.equal(created.statusCode, 201)
+  t.equal((await call(app, owner, 'DELETE', `/api/families/${away}/members/${member.user.id}`)).statusCode, 204)
+  const after = await call(app, member, 'POST', `/api/children/${childId}/measurements`, measurement, { 'idempotency-key': 'weigh-1' })
+  t.equal(after.statusCode, 403, 'a member removed since gets the 403 of a one-statement create, not the first answer')
+  t.equal(after.headers['idempotent-replayed'], undefined)
+  t.equal((await app.sql`select count(*)::int as n from measurements`)[0].n, 1, 'and nothing is written')
 })
