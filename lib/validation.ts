@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats'
 import type { DataValidationCxt } from 'ajv/dist/types'
 import { DECIMAL_INTEGER, FIRST_YEAR, LAST_YEAR } from './schemas'
 import { reusingCompiled } from './compiled-schemas'
+import { httpUrlKeyword } from './outbound-url'
 
 type Schema = Record<string, any>
 
@@ -112,6 +113,7 @@ function createAjv (coerce: boolean): Ajv {
   ajv.addKeyword({ keyword: 'x-max-decimals', type: 'number', schemaType: 'number', errors: true, validate: maxDecimals })
   ajv.addKeyword({ keyword: 'x-no-nul', type: 'string', schemaType: 'boolean', errors: true, validate: noNul })
   ajv.addKeyword({ keyword: 'x-year-range', type: 'string', schemaType: 'string', errors: true, validate: yearRange })
+  ajv.addKeyword({ keyword: 'x-http-url', type: 'string', schemaType: 'boolean', errors: true, validate: httpUrlKeyword })
   ajv.addKeyword({ keyword: 'x-decimal-integers', type: 'object', schemaType: 'array', errors: true, before: 'properties', validate: decimalIntegers })
   return ajv
 }

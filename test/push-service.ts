@@ -158,8 +158,9 @@ export async function pushService (t: Test, vapidPublicKey: string): Promise<Pus
   }
 
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    // The push resource's origin, as the sender named it: an address or a name of this host.
     const { port } = server.address() as AddressInfo
-    handle(request, `http://127.0.0.1:${port}`)
+    handle(request, `http://${request.headers.host ?? `127.0.0.1:${port}`}`)
       .catch((error): { status: number, text: string, headers?: Record<string, string> } => {
         if (!(error instanceof Refused)) throw error
         state.refused.push({ status: error.status, reason: error.message })

@@ -173,12 +173,10 @@ t.test('a receiver down: retried with backoff, nothing lost, nothing again once 
   const log = (await call(f.app, f.owner, 'GET', `/api/families/${f.familyId}/webhooks/${hook.id as number}/deliveries?limit=1000`)).json().data
   const refused = log.filter((item: any) => item.statusCode === null)
   const unavailable = log.filter((item: any) => item.statusCode === 503)
-  t.ok(unavailable.length > 0 && unavailable.every((item: any) => item.error === 'the webhook answered 503' && item.response === 'down for maintenance'), 'the 503s, with the answer\'s first words')
-  t.ok(refused.some((item: any) => /the webhook could not be reached: .*ECONNREFUSED/.test(item.error)), 'the refused connections')
-  // An attempt in flight when the receiver stopped is cut, not refused: it failed as well, and is retried.
-  const cut = refused.filter((item: any) => !/ECONNREFUSED/.test(item.error))
-  t.ok(cut.every((item: any) => /the webhook could not be reached: .*(ECONNRESET|socket hang up)/.test(item.error) && Math.abs(Date.parse(item.at) - downAt) < 1000),
-    `and the others cut as the receiver stopped: ${JSON.stringify(cut.map((item: any) => [item.error, Date.parse(item.at) - downAt]))}`)
+  t.ok(unavailable.length > 0 && unavailable.every((item: any) => item.error === 'the webhook answered 503' && item.response === null), 'the 503s, with their status alone')
+  t.notOk(JSON.stringify(log).includes('maintenance'), 'the answer\'s body is never kept')
+  // Refused connections, and an attempt in flight cut as the receiver stopped, read alike.
+  t.ok(refused.length > 0 && refused.every((item: any) => item.error === 'the webhook could not be reached'), `the failed connections: ${JSON.stringify(refused.map((item: any) => item.error))}`)
   const whileDown = refused.filter((item: any) => Date.parse(item.at) >= downAt && Date.parse(item.at) <= upAt)
   t.ok(whileDown.length >= 2 && whileDown.length <= 12, `${whileDown.length} attempts in the 3 s down: retries wait, and longer each time`)
   const gaps = whileDown.map((item: any) => Date.parse(item.at)).sort().slice(1).map((at: number, i: number, all: number[]) => at - (i === 0 ? Date.parse(whileDown[whileDown.length - 1].at) : all[i - 1]))
@@ -201,7 +199,7 @@ t.test('failing for WEBHOOK_GIVE_UP_MS disables the webhook; enabled again, it d
   await writers([f.app], f, 3, 1)
   await until(async () => (await call(f.app, f.owner, 'GET', url)).json().enabled === false, 20_000, 'the webhook disabled')
   const disabled = (await call(f.app, f.owner, 'GET', `/api/families/${f.familyId}/webhooks`)).json().data[0]
-  t.match(disabled, { enabled: false, disabledAt: String, disabledReason: /^Every delivery failed for 1\.5 s, \d+ attempts; the last one: the webhook could not be reached: .*ECONNREFUSED/ }, 'the listing says why')
+  t.match(disabled, { enabled: false, disabledAt: String, disabledReason: /^Every delivery failed for 1\.5 s, \d+ attempts; the last one: the webhook could not be reached$/ }, 'the listing says why')
   t.ok(Date.parse(disabled.disabledAt) - Date.parse(disabled.failingSince) >= 1500, 'after the give-up time')
 
   const jobs = async () => (await f.app.sql`select count(*)::int as n from graphile_worker.jobs where queue_name = ${`webhook:${hook.id as number}`}`)[0].n
@@ -232,7 +230,7 @@ t.test('redirects are not followed, and an answer slower than WEBHOOK_TIMEOUT is
   receiver.delay = 1500
   receiver.mode = 'ok'
   await until(async () => (await log()).some((item: any) => item.statusCode === null), 20_000, 'a slow answer')
-  t.match((await log()).find((item: any) => item.statusCode === null), { error: 'the webhook did not answer within 1 s' })
+  t.match((await log()).find((item: any) => item.statusCode === null), { error: 'the webhook could not be reached' }, 'a slow answer reads as a refused port does')
   t.ok((await log()).find((item: any) => item.statusCode === null).durationMs < 1500, 'given up after the time limit')
   receiver.delay = 0
   const changes = await allDelivered(f, receiver, '/moved', hook.cursor)

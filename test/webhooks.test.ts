@@ -1,8 +1,7 @@
-import { lookup } from 'node:dns/promises'
-import os from 'node:os'
-import t from 'tap'
-import { buildApp } from '../app'
-import { build, call, familyOf, join, register, testConfig } from './helper'
+import t, { type Test } from 'tap'
+import { build, call, familyOf, join, register } from './helper'
+import { allowingTwin, loopbackName } from './outbound-helpers'
+import { NEVER_HOSTS, ODD_URLS, PRIVATE_HOSTS, PUBLIC_HOSTS } from './outbound-forms'
 import { until } from './reminder-receivers'
 import { webhookReceiver } from './webhook-receiver'
 
@@ -114,6 +113,13 @@ t.test('a family deleted takes its webhooks and their logs with it', async t => 
   t.same(row, { hooks: 0, log: 0 })
 })
 
+/** An instance that follows the private rule and one on its database that allows private addresses, an owner and the route of the owner's webhooks. */
+async function twoInstances (t: Test) {
+  const strict = await build(t, { env: OPEN })
+  const owner = await register(strict)
+  return { strict, allowing: await allowingTwin(t, strict, OPEN), owner, url: `/api/families/${familyOf(owner)}/webhooks` }
+}
+
 t.test('private addresses: refused at creation unless WEBHOOK_ALLOW_PRIVATE=true, and again at each delivery', async t => {
   const receiver = await webhookReceiver(t)
   // The strict instance runs the worker; a second instance on the same database allows private addresses and runs none.
@@ -123,36 +129,75 @@ t.test('private addresses: refused at creation unless WEBHOOK_ALLOW_PRIVATE=true
   for (const url of [`${receiver.origin}/hook`, 'http://localhost:8123/api/webhook/x', 'http://[::1]:8123/x', 'http://0.0.0.0:8123/x', 'http://169.254.169.254/latest', 'http://127.1.2.3/x']) {
     const res = await call(strict, owner, 'POST', `/api/families/${familyId}/webhooks`, { url })
     t.equal(res.statusCode, 400, url)
-    t.match(res.json().details.issues, [{ path: '/body/url', message: /must not be on this host: .*refused unless WEBHOOK_ALLOW_PRIVATE=true/ }], url)
+    t.match(res.json().details.issues, [{ path: '/body/url', message: /must not be sent to: .*refused unless WEBHOOK_ALLOW_PRIVATE=true/ }], url)
   }
-  // A name that resolves to this host, checked once resolved.
-  const hostname = os.hostname()
-  const resolved = await lookup(hostname, { all: true })
-  t.ok(resolved.length > 0, `${hostname} resolves`)
-  const named = await call(strict, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: `http://${hostname}:${new URL(receiver.origin).port}/named` })
+  // A name that resolves to this host, judged once resolved.
+  const hostname = await loopbackName(t)
+  const port = new URL(receiver.origin).port
+  const named = await call(strict, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: `http://${hostname}:${port}/named` })
   t.equal(named.statusCode, 400, named.body)
-  t.match(named.json().details.issues, [{ path: '/body/url', message: new RegExp(`must not be on this host: ${hostname} resolves to .*refused unless WEBHOOK_ALLOW_PRIVATE=true`) }])
+  t.match(named.json().details.issues, [{ path: '/body/url', message: `must not be sent to: ${hostname} resolves to 127.0.0.1, a loopback address, refused unless WEBHOOK_ALLOW_PRIVATE=true` }])
   t.equal((await strict.sql`select count(*)::int as n from webhooks`)[0].n, 0, 'none made')
   t.same(receiver.received, [], 'nothing sent')
 
-  const allowing = await buildApp(testConfig(t, strict.db.url, { ...OPEN, WEBHOOK_ALLOW_PRIVATE: 'true' }))
-  t.teardown(() => allowing.close())
-  await allowing.ready()
+  const allowing = await allowingTwin(t, strict, OPEN)
   const made = await call(allowing, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: `${receiver.origin}/hook` })
   t.equal(made.statusCode, 201, 'allowed there')
-  const byName = await call(allowing, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: `http://${hostname}:${new URL(receiver.origin).port}/named` })
+  const byName = await call(allowing, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: `http://${hostname}:${port}/named` })
   t.equal(byName.statusCode, 201, 'a name too')
+  const mapped = await call(allowing, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: `http://[::ffff:7f00:1]:${port}/mapped` })
+  t.equal(mapped.statusCode, 201, 'and an IPv6 form of 127.0.0.1')
   const child = await call(strict, owner, 'POST', '/api/children', { name: 'Ada', dateOfBirth: '2024-01-01', sex: 'female' })
   t.equal(child.statusCode, 201)
-  const log = async () => (await call(strict, owner, 'GET', `/api/families/${familyId}/webhooks/${made.json().id}/deliveries`)).json()
-  await until(async () => (await log()).meta.total >= 2, 20_000, 'two refused attempts')
-  const attempts = (await log()).data
-  t.ok(attempts.every((item: any) => item.statusCode === null && /127\.0\.0\.1 is a loopback address, refused unless WEBHOOK_ALLOW_PRIVATE=true/.test(item.error)), JSON.stringify(attempts[0]))
-  t.same(receiver.received, [], 'the strict worker sent nothing to 127.0.0.1')
-  const namedLog = async () => (await call(strict, owner, 'GET', `/api/families/${familyId}/webhooks/${byName.json().id}/deliveries`)).json()
-  await until(async () => (await namedLog()).meta.total >= 1, 20_000, 'a refused attempt by name')
-  t.match((await namedLog()).data[0], { statusCode: null, error: new RegExp(`could not be reached: ${hostname} resolves to .*refused unless WEBHOOK_ALLOW_PRIVATE=true`) }, 'resolved at the delivery and refused')
-  t.same(receiver.received, [], 'nothing reached the receiver')
+  const log = async (hook: any) => (await call(strict, owner, 'GET', `/api/families/${familyId}/webhooks/${hook.json().id}/deliveries`)).json()
+  for (const [hook, reason] of [
+    [made, /^127\.0\.0\.1 is a loopback address, refused unless WEBHOOK_ALLOW_PRIVATE=true$/],
+    [byName, new RegExp(`^${hostname} resolves to 127\\.0\\.0\\.1, a loopback address, refused unless WEBHOOK_ALLOW_PRIVATE=true$`)],
+    [mapped, /^::ffff:7f00:1 carries 127\.0\.0\.1, a loopback address, refused unless WEBHOOK_ALLOW_PRIVATE=true$/]
+  ] as const) {
+    await until(async () => (await log(hook)).meta.total >= 2, 20_000, 'two refused attempts')
+    const attempts = (await log(hook)).data
+    t.ok(attempts.every((item: any) => item.statusCode === null && reason.test(item.error)), JSON.stringify(attempts[0]))
+  }
+  t.equal(receiver.arrived, 0, 'the strict worker sent nothing to 127.0.0.1, by address, name or IPv6 form')
   const hook = (await call(strict, owner, 'GET', `/api/families/${familyId}/webhooks/${made.json().id}`)).json()
   t.ok(hook.failures >= 2 && hook.failingSince !== null && /loopback/.test(hook.lastError), 'the owner sees why')
+})
+
+t.test('every spelling of a private address is refused at creation unless WEBHOOK_ALLOW_PRIVATE=true; multicast and reserved ones always', async t => {
+  const { strict, allowing, owner, url } = await twoInstances(t)
+  for (const [host, what] of PRIVATE_HOSTS) {
+    const refused = await call(strict, owner, 'POST', url, { url: `http://${host}:8123/hook` })
+    t.equal(refused.statusCode, 400, host)
+    t.match(refused.json().details.issues, [{ path: '/body/url', message: what }], host)
+    const made = await call(allowing, owner, 'POST', url, { url: `http://${host}:8123/hook` })
+    t.equal(made.statusCode, 201, `${host} with WEBHOOK_ALLOW_PRIVATE=true`)
+    await call(allowing, owner, 'DELETE', `${url}/${made.json().id}`)
+  }
+  for (const [host, what] of NEVER_HOSTS) {
+    for (const app of [strict, allowing]) {
+      const refused = await call(app, owner, 'POST', url, { url: `http://${host}:8123/hook` })
+      t.equal(refused.statusCode, 400, host)
+      t.match(refused.json().details.issues, [{ path: '/body/url', message: new RegExp(`${what.source}.*never sent to`) }], host)
+    }
+  }
+  for (const host of PUBLIC_HOSTS) {
+    const made = await call(strict, owner, 'POST', url, { url: `http://${host}/hook` })
+    t.equal(made.statusCode, 201, host)
+    await call(strict, owner, 'DELETE', `${url}/${made.json().id}`)
+  }
+  t.equal((await strict.sql`select count(*)::int as n from webhooks`)[0].n, 0)
+})
+
+t.test('a URL the service cannot parse is a 400 naming the field, never a 500, whatever WEBHOOK_ALLOW_PRIVATE says', async t => {
+  const { strict, allowing, owner, url } = await twoInstances(t)
+  for (const odd of ODD_URLS) {
+    for (const app of [strict, allowing]) {
+      const res = await call(app, owner, 'POST', url, { url: odd })
+      t.equal(res.statusCode, 400, JSON.stringify(odd))
+      t.equal(res.json().code, 'VALIDATION_ERROR')
+      t.ok(res.json().details.issues.some((issue: any) => issue.path === '/body/url'), res.body)
+    }
+  }
+  t.equal((await strict.sql`select count(*)::int as n from webhooks`)[0].n, 0, 'none made')
 })

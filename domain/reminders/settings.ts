@@ -4,7 +4,7 @@ import type { Sql } from '../../db/client'
 import { channelKey, sendTo, type Channel } from '../../lib/channels'
 import type { Config } from '../../lib/config'
 import { errors, invalidRequest, withDetails, type Issue } from '../../lib/errors'
-import { ownAddresses, PRIVATE_HINT, refusedHost } from '../../lib/outbound-address'
+import { destinationIssue, outboundRule } from '../../lib/outbound-address'
 import { checkSubscription } from '../../lib/push/send'
 import { TEST_MESSAGE } from '../../lib/reminders/message'
 import { requeueOpen } from '../../sql/reminder-deliveries'
@@ -28,36 +28,34 @@ function zoneInIntl (name: string): boolean {
   }
 }
 
+/** The URL a channel sends to, and the path of its field; none for e-mail. */
+function destination (channel: Channel, index: number): { url: string, path: string } | null {
+  if (channel.type === 'ntfy') return { url: channel.url, path: `/body/channels/${index}/url` }
+  if (channel.type === 'webpush') return { url: channel.subscription.endpoint, path: `/body/channels/${index}/subscription/endpoint` }
+  return null
+}
+
 /**
  * The rules a body's schema cannot say: each channel once, a usable
- * subscription, no ntfy topic or push endpoint written as an address of this
- * host, a known time zone, quiet hours that last.
+ * subscription, no ntfy topic or push endpoint the outbound rule refuses
+ * (written so or resolved so now), a known time zone, quiet hours that last.
  */
 async function check (sql: Sql, config: Config, input: SettingsInput): Promise<void> {
   const issues: Issue[] = []
   const seen = new Map<string, number>()
-  const own = ownAddresses(config.host)
+  const destinations: Array<{ url: string, path: string }> = []
   for (const [index, channel] of input.channels.entries()) {
     const key = channelKey(channel)
     if (seen.has(key)) issues.push({ path: `/body/channels/${index}`, message: `must not repeat channel ${seen.get(key)}` })
     seen.set(key, index)
-    if (channel.type === 'webpush') {
-      const problem = checkSubscription(channel.subscription)
-      if (problem !== null) issues.push({ path: `/body/channels/${index}/subscription`, message: problem })
-      const refused = problem === null && !config.webhookAllowPrivate ? refusedHost(new URL(channel.subscription.endpoint), own) : null
-      if (refused !== null) issues.push({ path: `/body/channels/${index}/subscription/endpoint`, message: `must not be on this host: ${refused}, ${PRIVATE_HINT}` })
-    }
-    if (channel.type === 'ntfy' && !config.webhookAllowPrivate) {
-      let url: URL
-      try {
-        url = new URL(channel.url)
-      } catch {
-        issues.push({ path: `/body/channels/${index}/url`, message: 'must be an http or https URL' })
-        continue
-      }
-      const refused = refusedHost(url, own)
-      if (refused !== null) issues.push({ path: `/body/channels/${index}/url`, message: `must not be on this host: ${refused}, ${PRIVATE_HINT}` })
-    }
+    const problem = channel.type === 'webpush' ? checkSubscription(channel.subscription) : null
+    if (problem !== null) issues.push({ path: `/body/channels/${index}/subscription`, message: problem })
+    const target = destination(channel, index)
+    if (problem === null && target !== null) destinations.push(target)
+  }
+  const rule = outboundRule(config.webhookAllowPrivate, config.host)
+  for (const issue of await Promise.all(destinations.map(async ({ url, path }) => await destinationIssue(url, rule, path)))) {
+    if (issue !== null) issues.push(issue)
   }
   const quiet = input.quietHours
   if (quiet != null) {

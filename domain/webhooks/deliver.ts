@@ -48,7 +48,7 @@ async function attempt (config: Config, hook: WebhookTarget, change: StoredChang
   const started = performance.now()
   const duration = () => Math.round(performance.now() - started)
   try {
-    const answer = await postOnce(new URL(hook.url), {
+    const { status } = await postOnce(hook.url, {
       headers: signedHeaders(hook.secret, presented.cursor, body, new Date()),
       body,
       timeoutMs: config.webhooks.timeoutMs,
@@ -56,11 +56,10 @@ async function attempt (config: Config, hook: WebhookTarget, change: StoredChang
       host: config.host,
       what: 'the webhook'
     })
-    const { status, excerpt } = answer
     const error = status >= 200 && status < 300
       ? null
       : status >= 300 && status < 400 ? `the webhook answered ${status}: redirects are not followed` : `the webhook answered ${status}`
-    return { cursor: presented.cursor, statusCode: status, error, durationMs: duration(), response: excerpt === '' ? null : excerpt }
+    return { cursor: presented.cursor, statusCode: status, error, durationMs: duration(), response: null }
   } catch (error) {
     if (!(error instanceof PostError)) throw error
     return { cursor: presented.cursor, statusCode: null, error: error.message, durationMs: duration(), response: null }

@@ -2,7 +2,7 @@ import type { Sql } from '../../db/client'
 import { encodeCursor } from '../../kinds/changes'
 import type { Config } from '../../lib/config'
 import { errors, invalidRequest } from '../../lib/errors'
-import { ownAddresses, PRIVATE_HINT, refusedDestination } from '../../lib/outbound-address'
+import { destinationIssue, outboundRule } from '../../lib/outbound-address'
 import { newSecret } from '../../lib/webhooks/sign'
 import { countWebhooksLocked, createWebhook, queueWebhook, type WebhookRow } from '../../sql/webhooks'
 
@@ -14,17 +14,14 @@ export function presentWebhook (familyId: number, row: WebhookRow) {
 
 /**
  * Makes a webhook of a family, with a new secret, unless the family has
- * `max` already. Unless private addresses are allowed, a URL on loopback,
- * link-local or the service's own address, written so or resolved so now,
- * is refused (a name is resolved and checked again at each delivery).
+ * `max` already. A URL the outbound rule refuses, written so or resolved
+ * so now, is a 400 (a name is resolved and judged again at each delivery).
  */
 export async function createFamilyWebhook (
   sql: Sql, config: Config, hook: { familyId: number, userId: number, url: string, events: string[] | null, max: number }
 ) {
-  if (!config.webhookAllowPrivate) {
-    const refused = await refusedDestination(new URL(hook.url), ownAddresses(config.host))
-    if (refused !== null) throw invalidRequest([{ path: '/body/url', message: `must not be on this host: ${refused}, ${PRIVATE_HINT}` }])
-  }
+  const issue = await destinationIssue(hook.url, outboundRule(config.webhookAllowPrivate, config.host), '/body/url')
+  if (issue !== null) throw invalidRequest([issue])
   const secret = newSecret()
   const row = await sql.begin(async tx => {
     if (await countWebhooksLocked(tx, hook.familyId) >= hook.max) throw new errors.conflict(`A family has at most ${hook.max} webhooks`)

@@ -12,14 +12,14 @@ function headerText (value: string): string {
  * ntfy: the message's text POSTed to the topic's URL with its title in the
  * Title header. A user name and password in the URL are sent as Basic
  * authentication. Redirects are not followed; the whole request takes at most
- * the send timeout. Loopback, link-local and the service's own addresses are
- * refused unless WEBHOOK_ALLOW_PRIVATE=true.
+ * the send timeout. The URL's address follows the outbound rule
+ * (lib/outbound-address); an answer's body is never shown, only its status.
  */
 export const ntfy: ChannelSender<Ntfy> = {
   async send (channel, message, { config, timeoutMs }) {
     let answer
     try {
-      answer = await postOnce(new URL(channel.url), {
+      answer = await postOnce(channel.url, {
         headers: { 'content-type': 'text/plain; charset=utf-8', title: headerText(message.title) },
         body: Buffer.from(message.body, 'utf8'),
         timeoutMs,
@@ -28,11 +28,11 @@ export const ntfy: ChannelSender<Ntfy> = {
         what: 'ntfy'
       })
     } catch (error) {
-      if (error instanceof PostError) throw new SendError(error.message, error.refused)
+      if (error instanceof PostError) throw new SendError(error.message, error.refused, error.cause)
       throw error
     }
-    const { status, excerpt } = answer
+    const { status } = answer
     if (status >= 300 && status < 400) throw new SendError(`ntfy answered ${status}: redirects are not followed`, true)
-    if (status < 200 || status >= 300) throw new SendError(`ntfy answered ${status}${excerpt === '' ? '' : `: ${excerpt}`}`)
+    if (status < 200 || status >= 300) throw new SendError(`ntfy answered ${status}`)
   }
 }

@@ -21,10 +21,10 @@ export interface SendOptions {
   timeoutMs: number
 }
 
-/** A failure of a send, with a reason a user can read; `permanent` when trying again cannot help. */
+/** A failure of a send, with a reason a user can read; `permanent` when trying again cannot help; the cause, for the log. */
 export class SendError extends Error {
-  constructor (message: string, readonly permanent = false) {
-    super(message)
+  constructor (message: string, readonly permanent = false, cause?: unknown) {
+    super(message, { cause })
     this.name = 'SendError'
   }
 }

@@ -1,4 +1,6 @@
 import webpush from 'web-push'
+import { postOnce, type PostAnswer } from '../outbound-post'
+import { httpUrlProblem } from '../outbound-url'
 import { base64urlBytes, pointProblem } from './keys'
 import type { VapidKeys } from './vapid'
 
@@ -27,8 +29,6 @@ export const MAX_PAYLOAD_BYTES = 3993
 /** How long a push service keeps a message for a device that is offline, unless told otherwise: a day. */
 export const DEFAULT_TTL_SECONDS = 86_400
 export const MAX_ENDPOINT_LENGTH = 2048
-const REASON_BYTES = 1024
-const REASON_CHARS = 300
 
 /** The bytes of a subscription's key: base64url, padded or not, as browsers write them. */
 function keyBytes (value: unknown): Buffer | null {
@@ -45,13 +45,9 @@ export function checkSubscription (sub: unknown): string | null {
   const { endpoint, keys } = sub as Record<string, unknown>
   if (typeof endpoint !== 'string') return 'endpoint must be a URL'
   if (endpoint.length > MAX_ENDPOINT_LENGTH) return `endpoint must be at most ${MAX_ENDPOINT_LENGTH} characters`
-  let url: URL
-  try {
-    url = new URL(endpoint)
-  } catch {
-    return 'endpoint must be a URL'
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'endpoint must be an https or http URL'
+  const urlProblem = httpUrlProblem(endpoint)
+  if (urlProblem !== null) return `endpoint ${urlProblem}`
+  const url = new URL(endpoint)
   if (url.username !== '' || url.password !== '') return 'endpoint must not hold a user name or password'
   if (typeof keys !== 'object' || keys === null || Array.isArray(keys)) return 'keys must be an object with p256dh and auth'
   const { p256dh, auth } = keys as Record<string, unknown>
@@ -65,72 +61,49 @@ export function checkSubscription (sub: unknown): string | null {
   return null
 }
 
-/** The start of an answer's body, on one line: the push service's reason. */
-async function reasonOf (response: Response): Promise<string> {
-  const reader = response.body?.getReader()
-  if (reader === undefined) return ''
-  const chunks: Uint8Array[] = []
-  let size = 0
-  while (size < REASON_BYTES) {
-    const { done, value } = await reader.read()
-    if (done) break
-    chunks.push(value)
-    size += value.length
-  }
-  await reader.cancel().catch(() => {})
-  return Buffer.concat(chunks).toString('utf8').replace(/\s+/g, ' ').trim().slice(0, REASON_CHARS)
+function retryAfterOf (headers: PostAnswer['headers']): number | null {
+  const value = headers['retry-after']
+  return typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : null
 }
 
-function retryAfterOf (response: Response): number | null {
-  const value = response.headers.get('retry-after')
-  return value !== null && /^\d+$/.test(value) ? Number(value) : null
-}
-
-function describe (error: unknown): string {
-  const cause = (error as { cause?: { code?: string, message?: string } }).cause
-  return cause?.code ?? cause?.message ?? (error as Error).message
+/** How a message is sent: the longest it may take, how long the push service keeps it, and the outbound rule's settings (WEBHOOK_ALLOW_PRIVATE, HOST). */
+export interface PushOptions {
+  timeoutMs: number
+  ttlSeconds?: number
+  allowPrivate: boolean
+  host: string
 }
 
 /**
  * Sends one message by Web Push (RFC 8030), encrypted for the subscription
- * (RFC 8291, aes128gcm) and signed with the VAPID keys (RFC 8292), by the
- * web-push library. Resolves once the push service has taken it (2xx);
- * otherwise throws a PushError with the push service's status and text.
- * The whole exchange, answer included, ends after timeoutMs.
+ * (RFC 8291, aes128gcm) and signed with the VAPID keys (RFC 8292) by the
+ * web-push library, and POSTed by postOnce, through the outbound rule like
+ * every URL a user gives. Resolves once the push service has taken it
+ * (2xx); otherwise throws a PushError with the push service's status (never
+ * its body), or postOnce's PostError when it was refused or not reached.
+ * The whole exchange ends after timeoutMs.
  */
-export async function sendPush (subscription: PushSubscription, payload: string, vapid: VapidKeys, { timeoutMs, ttlSeconds = DEFAULT_TTL_SECONDS }: { timeoutMs: number, ttlSeconds?: number }): Promise<void> {
+export async function sendPush (subscription: PushSubscription, payload: string, vapid: VapidKeys, options: PushOptions): Promise<void> {
   const problem = checkSubscription(subscription)
   if (problem !== null) throw new PushError(`The push subscription is not valid: ${problem}`)
   const size = Buffer.byteLength(payload)
   if (size > MAX_PAYLOAD_BYTES) throw new PushError(`The message is ${size} bytes; Web Push carries at most ${MAX_PAYLOAD_BYTES}`)
   const request = webpush.generateRequestDetails(subscription, payload, {
     vapidDetails: { subject: vapid.subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
-    TTL: ttlSeconds,
+    TTL: options.ttlSeconds ?? DEFAULT_TTL_SECONDS,
     contentEncoding: 'aes128gcm'
   })
-  // fetch counts the body's length itself.
-  const headers = Object.entries(request.headers)
-    .filter(([name]) => name.toLowerCase() !== 'content-length')
-    .map(([name, value]): [string, string] => [name, String(value)])
-  const signal = AbortSignal.timeout(timeoutMs)
-  let status: number
-  let reason: string
-  let retryAfter: number | null
-  try {
-    // A push service answers; it does not send the message elsewhere.
-    const response = await fetch(request.endpoint, { method: 'POST', headers, body: request.body, redirect: 'manual', signal })
-    if (response.ok) {
-      await response.body?.cancel().catch(() => {})
-      return
-    }
-    status = response.status
-    retryAfter = retryAfterOf(response)
-    reason = await reasonOf(response)
-  } catch (error) {
-    if (signal.aborted) throw new PushError(`The push service did not answer within ${timeoutMs} ms`)
-    throw new PushError(`The push service could not be reached: ${describe(error)}`)
-  }
+  const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]): [string, string] => [name, String(value)]))
+  // A push service answers; it does not send the message elsewhere: postOnce follows no redirect.
+  const { status, headers: answered } = await postOnce(request.endpoint, {
+    headers,
+    body: Buffer.from(request.body ?? ''),
+    timeoutMs: options.timeoutMs,
+    allowPrivate: options.allowPrivate,
+    host: options.host,
+    what: 'The push service'
+  })
+  if (status >= 200 && status < 300) return
   const gone = status === 404 || status === 410
-  const what = gone ? ' (the subscription is gone)' : ''
-  throw new PushError(`The push service answered ${status}${what}${reason === '' ? '' : `: ${reason}`}`, status, gone, retryAfter)
+  throw new PushError(`The push service answered ${status}${gone ? ' (the subscription is gone)' : ''}`, status, gone, retryAfterOf(answered))
 }

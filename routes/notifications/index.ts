@@ -49,8 +49,9 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
         'every other one is verified by a test message sent at once, ignoring quiet hours: when one does not take it, nothing is saved and the answer is ' +
         '422 CHANNEL_UNREACHABLE with the reason (details: channel, its index in the list; type; reason). ' +
         `At most ${MAX_CHANNELS} channels, each once (400 otherwise); quiet hours are HH:MM to HH:MM in an IANA time zone, across midnight when to comes first, ` +
-        'and from must differ from to. An ntfy URL on loopback, link-local or the service\'s own address written as such (127.0.0.1, [::1], localhost) is a 400, ' +
-        'and one whose name resolves there a 422, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true; so is a push subscription\'s endpoint written as such an address (400). ' +
+        'and from must differ from to. An ntfy URL or a push subscription\'s endpoint that the outbound rule refuses (see their fields), written so or resolved so now, is a 400; ' +
+        'a name is resolved and judged again at each send. A reason never holds the body of a failing answer, only its status, ' +
+        'and a channel that did not answer "could not be reached", whatever the cause. ' +
         'A subscription must be the browser\'s PushSubscription JSON: an http or https endpoint, p256dh an uncompressed P-256 point, auth 16 bytes. ' +
         'Every request counts against AUTH_RATE_LIMIT_MAX a window per account (429 beyond). Personal access tokens are refused (403). Answers the settings as GET shows them. ' + REMINDERS,
       security: bearer,

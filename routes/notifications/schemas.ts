@@ -1,11 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Id, Nullable, StrictObject, Timestamp } from '../../lib/schemas'
 import { Email } from '../../lib/account-schemas'
+import { HttpUrl, OUTBOUND_RULE } from '../../lib/outbound-url'
 
 /** How many channels a user may have. */
 export const MAX_CHANNELS = 10
-
-const HttpUrl = (description: string) => Type.String({ format: 'uri', maxLength: 2000, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description })
 
 const EmailChannel = StrictObject({
   type: Type.Literal('email'),
@@ -14,12 +13,11 @@ const EmailChannel = StrictObject({
 
 const NtfyChannel = StrictObject({
   type: Type.Literal('ntfy'),
-  url: HttpUrl('The ntfy topic\'s URL (http or https), e.g. https://ntfy.sh/my-secret-topic; a user name and password in it are sent as Basic authentication. ' +
-    'Loopback, link-local and the service\'s own addresses are refused unless the service runs with WEBHOOK_ALLOW_PRIVATE=true')
+  url: HttpUrl('The ntfy topic\'s URL (http or https), e.g. https://ntfy.sh/my-secret-topic; a user name and password in it are sent as Basic authentication. ' + OUTBOUND_RULE)
 })
 
 const Subscription = StrictObject({
-  endpoint: HttpUrl('The push service\'s URL for this browser'),
+  endpoint: HttpUrl('The push service\'s URL for this browser. ' + OUTBOUND_RULE),
   expirationTime: Type.Optional(Nullable(Type.Number())),
   keys: StrictObject({
     p256dh: Type.String({ pattern: '^[A-Za-z0-9_-]{87}=?$', description: 'The browser\'s P-256 public key, base64url (65 bytes)' }),

@@ -12,6 +12,7 @@ const DELIVERY = 'Each change of the family made after the webhook was created (
   'one change a request, in the feed\'s order, signed per the Standard Webhooks specification: webhook-id is the change\'s cursor, webhook-timestamp the attempt\'s time in seconds, ' +
   'webhook-signature v1, and the base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed with the secret\'s bytes (base64 after whsec_). ' +
   'A change counts as delivered on a 2xx answer within WEBHOOK_TIMEOUT (10 s); a 3xx (redirects are not followed), any other status, no answer or a refused address is a failure, ' +
+  'recorded with the status alone (the answer\'s body is never kept) or, without an answer, "the webhook could not be reached" whatever the cause, ' +
   'and the same change is tried again after WEBHOOK_RETRY_MS, then WEBHOOK_RETRY_GROWTH times as long each time (at most WEBHOOK_RETRY_MAX_MS); no later change is sent before it. ' +
   'Delivery is at least once: a receiver may get a change again (the same webhook-id) and should ignore it. ' +
   'After WEBHOOK_GIVE_UP_MS (24 hours) of failures in a row the webhook is disabled, with the reason in disabledReason; enabling it again goes on from the first change not delivered.'
@@ -31,8 +32,8 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       tags,
       summary: 'Make a webhook of the family (owner)',
       description: `Answers the webhook with its secret, shown only here. At most ${MAX_WEBHOOKS} webhooks a family (409 beyond). ` +
-        'A URL on loopback, link-local or the service\'s own address, written so (127.0.0.1, [::1], localhost) or resolved so now, is a 400 unless the service runs with WEBHOOK_ALLOW_PRIVATE=true; ' +
-        'a name is resolved and checked again at each delivery, which connects to the address checked. An unknown kind in events is a 400. ' + DELIVERY,
+        'A URL the outbound rule refuses (see url), written so (127.0.0.1, [::ffff:7f00:1], localhost, 10.0.0.5) or resolved so now, is a 400; ' +
+        'a name is resolved and judged again at each delivery, which connects to the address judged. An unknown kind in events is a 400. ' + DELIVERY,
       security: bearer,
       params: FamilyParams,
       body: WebhookBody,

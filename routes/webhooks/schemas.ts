@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { CHANGE_KINDS } from '../../kinds/changes'
+import { HttpUrl, OUTBOUND_RULE } from '../../lib/outbound-url'
 import { Id, ListOf, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
 
 /** How many webhooks a family may have. */
@@ -12,13 +13,7 @@ const Events = Type.Array(Type.String({ enum: [...CHANGE_KINDS] }), {
 })
 
 export const WebhookBody = StrictObject({
-  url: Type.String({
-    format: 'uri',
-    maxLength: 2000,
-    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-    description: 'Where each change is POSTed (http or https); a user name and password in it are sent as Basic authentication. ' +
-      'Loopback, link-local and the service\'s own addresses, written so or resolved so, are refused unless the service runs with WEBHOOK_ALLOW_PRIVATE=true'
-  }),
+  url: HttpUrl('Where each change is POSTed (http or https); a user name and password in it are sent as Basic authentication. ' + OUTBOUND_RULE),
   events: Type.Optional(Nullable(Events))
 })
 
@@ -49,9 +44,9 @@ export const WebhookDelivery = Type.Object({
   at: { ...Timestamp, description: 'When the attempt began' },
   cursor: Type.String({ description: 'The cursor of the change sent: its webhook-id' }),
   statusCode: Nullable(Type.Integer({ description: 'The receiver\'s answer; null when none came' })),
-  error: Nullable(Type.String({ description: 'Why the attempt failed; null when it was delivered' })),
+  error: Nullable(Type.String({ description: 'Why the attempt failed, the receiver\'s status or "could not be reached" whatever kept the answer away; null when it was delivered' })),
   durationMs: Type.Integer({ minimum: 0 }),
-  response: Nullable(Type.String({ description: 'The first words of the receiver\'s answer, at most 200 characters' }))
+  response: Nullable(Type.String({ description: 'Always null: the service keeps no part of a receiver\'s answer, its status aside' }))
 }, { $id: 'WebhookDelivery', title: 'WebhookDelivery' })
 
 export const WebhookList = ListOf('Webhook')
