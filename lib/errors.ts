@@ -39,6 +39,7 @@ export const errors = {
   lastAdmin: createError('LAST_ADMIN', '%s', 409),
   familyNotEmpty: createError('FAMILY_NOT_EMPTY', 'The family still has children', 409),
   alreadyMember: createError('ALREADY_MEMBER', '%s', 409),
+  webhookMakerNotOwner: createError('WEBHOOK_MAKER_NOT_OWNER', 'The webhook\'s maker is no longer an owner of the family: make a new webhook to deliver to this URL', 409),
   channelUnreachable: createError('CHANNEL_UNREACHABLE', '%s', 422),
   idempotencyKeyInFlight: createError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; repeat it once that one has answered', 409),
   idempotencyKeyReused: createError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request: another method, path or body', 422),

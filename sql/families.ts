@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
 import { inCallerFamily, type Caller } from './access'
@@ -136,6 +137,29 @@ export async function setMemberRole (db: Db, familyId: number, userId: number, r
     from changed c join users u on u.id = c.user_id
   `
   return row
+}
+
+/** Whether the user is an owner of the family with an enabled account, of two columns of the query around. */
+export function isOwner (db: Db, family: PendingQuery<Row[]>, user: PendingQuery<Row[]>): PendingQuery<Row[]> {
+  return db`exists (
+    select 1 from family_members o join users u on u.id = o.user_id
+    where o.family_id = ${family} and o.user_id = ${user} and o.role = 'owner' and not u.disabled
+  )`
+}
+
+/**
+ * Whether the user is an owner of the family with an enabled account, and
+ * stays so until the transaction ends: a demotion, removal, disabling or
+ * deletion that comes meanwhile waits for its commit, and one that came
+ * first is seen.
+ */
+export async function lockOwner (db: Db, familyId: number, userId: number): Promise<boolean> {
+  const rows = await db`
+    select 1 from family_members m join users u on u.id = m.user_id
+    where m.family_id = ${familyId} and m.user_id = ${userId} and m.role = 'owner' and not u.disabled
+    for share of m, u
+  `
+  return rows.length > 0
 }
 
 export async function removeMember (db: Db, familyId: number, userId: number): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
+import { isOwner } from './families'
 import { pageTotal } from './list'
 
 export interface Invite {
@@ -24,10 +25,7 @@ export type Claimant = { email: string } | { userId: number }
 
 /** The invite `i` is worth what its maker may still do: the maker is an owner of its family, with an enabled account. */
 function madeByAnOwner (db: Db) {
-  return db`exists (
-    select 1 from family_members maker join users u on u.id = maker.user_id
-    where maker.family_id = i.family_id and maker.user_id = i.invited_by and maker.role = 'owner' and not u.disabled
-  )`
+  return isOwner(db, db`i.family_id`, db`i.invited_by`)
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Db } from '../db/client'
 import { QUEUE_SCHEMA, TASKS } from '../db/queue'
 import type { Position } from '../kinds/changes'
+import { isOwner, lockOwner } from './families'
 import { pageTotal } from './list'
 import { addJob } from './queue'
 
@@ -9,6 +10,8 @@ export interface WebhookRow {
   id: number
   url: string
   events: string[] | null
+  /** Its maker; null once that account is deleted. */
+  createdBy: { id: number, name: string } | null
   createdAt: Date
   epoch: string
   xid: number
@@ -43,7 +46,9 @@ export interface DeliveryAttempt {
 export const KEPT_ATTEMPTS = 1000
 
 const columns = (db: Db) => db`
-  id, url, events, created_at as "createdAt", epoch, after_xid::text::int8 as xid, after_seq as seq,
+  id, url, events,
+  (select json_build_object('id', u.id, 'name', u.name) from users u where u.id = webhooks.created_by) as "createdBy",
+  created_at as "createdAt", epoch, after_xid::text::int8 as xid, after_seq as seq,
   last_delivery_at as "lastDeliveryAt", failures, failing_since as "failingSince", last_error as "lastError",
   disabled_at as "disabledAt", disabled_reason as "disabledReason"
 `
@@ -137,6 +142,17 @@ export async function queueEveryWebhook (db: Db): Promise<number> {
   return rows.length
 }
 
+/**
+ * Whether a webhook's maker is still an owner of its family, with an enabled
+ * account, and stays so until the transaction ends; undefined when the
+ * family has no such webhook.
+ */
+export async function lockWebhookMaker (db: Db, familyId: number, webhookId: number): Promise<boolean | undefined> {
+  const [row] = await db<{ maker: number | null }[]>`select created_by as maker from webhooks where id = ${webhookId} and family_id = ${familyId}`
+  if (row === undefined) return undefined
+  return row.maker !== null && await lockOwner(db, familyId, row.maker)
+}
+
 /** Enables a webhook again from where it stopped, its failures forgotten, and queues its deliveries. */
 export async function enableWebhook (db: Db, familyId: number, webhookId: number): Promise<WebhookRow | undefined> {
   const [row] = await db<WebhookRow[]>`
@@ -161,13 +177,24 @@ export async function listDeliveries (db: Db, webhookId: number, limit: number, 
   return { rows: rows.map(({ total: _total, ...row }) => row), total }
 }
 
-/** The webhook a delivery job is for; undefined when it was deleted. */
+/** A webhook `webhooks` delivers only while its maker is an owner of its family with an enabled account. */
+function makerIsOwner (db: Db) {
+  return isOwner(db, db`webhooks.family_id`, db`webhooks.created_by`)
+}
+
+/** The webhook a delivery job is for; undefined when it was deleted or its maker is no longer an owner of its family. */
 export async function webhookTarget (db: Db, webhookId: number): Promise<WebhookTarget | undefined> {
   const [row] = await db<WebhookTarget[]>`
     select ${columns(db)}, family_id as "familyId", secret, coalesce(next_attempt_at > now(), false) as waiting
-    from webhooks where id = ${webhookId}
+    from webhooks where id = ${webhookId} and ${makerIsOwner(db)}
   `
   return row
+}
+
+/** Whether a webhook may send its next change: it is there, enabled, and its maker an owner of its family. */
+export async function webhookDelivers (db: Db, webhookId: number): Promise<boolean> {
+  const rows = await db`select 1 from webhooks where id = ${webhookId} and disabled_at is null and ${makerIsOwner(db)}`
+  return rows.length > 0
 }
 
 /** Moves a webhook past a change: delivered, or not of a kind it sends. False when the webhook is gone. */

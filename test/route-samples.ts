@@ -275,8 +275,8 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
     values (${family.id}, ${marker + '@example.org'}, 'member', ${randomBytes(32).toString('hex')}, now() + interval '7 days') returning id
   `
   const [webhook] = await sql`
-    insert into webhooks (family_id, url, secret, events, epoch, after_xid, after_seq, disabled_at, disabled_reason)
-    select family_id, ${'https://203.0.113.10/' + marker}, ${'whsec_' + randomBytes(32).toString('base64')}, null, epoch, '0', 0, now(), ${marker}
+    insert into webhooks (family_id, url, secret, events, created_by, epoch, after_xid, after_seq, disabled_at, disabled_reason)
+    select family_id, ${'https://203.0.113.10/' + marker}, ${'whsec_' + randomBytes(32).toString('base64')}, null, ${users.owner}, epoch, '0', 0, now(), ${marker}
     from family_clocks where family_id = ${family.id}
     returning id
   `

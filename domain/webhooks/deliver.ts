@@ -9,7 +9,7 @@ import { PostError, postOnce } from '../../lib/outbound-post'
 import { signedHeaders } from '../../lib/webhooks/sign'
 import { changesAfter, changesHeldBack, familyClock, familyPositions } from '../../sql/changes'
 import {
-  disableWebhook, logAttempt, moveWebhook, pruneAttempts, queueWebhook, retryWebhookAt, webhookFailed, webhookTarget, type WebhookTarget
+  disableWebhook, logAttempt, moveWebhook, pruneAttempts, queueWebhook, retryWebhookAt, webhookDelivers, webhookFailed, webhookTarget, type WebhookTarget
 } from '../../sql/webhooks'
 
 /** Changes one job delivers at most; then the webhook's next job goes on, so that other jobs get their turn. */
@@ -118,6 +118,8 @@ export async function deliverWebhook (sql: Sql, config: Config, webhookId: numbe
       passed = change
       continue
     }
+    // Stopped meanwhile: its maker is no longer an owner, or it was disabled or deleted.
+    if (!(await webhookDelivers(sql, hook.id))) return 'none'
     const result = await attempt(config, hook, change, clock.epoch)
     if (result.error !== null) {
       if (passed !== null) await moveWebhook(sql, hook.id, { ...passed, epoch: clock.epoch }, false)

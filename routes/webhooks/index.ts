@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { createFamilyWebhook, presentWebhook } from '../../domain/webhooks/manage'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { deleteWebhook, enableWebhook, findWebhook, listDeliveries, listWebhooks } from '../../sql/webhooks'
+import { deleteWebhook, enableWebhook, findWebhook, listDeliveries, listWebhooks, lockWebhookMaker } from '../../sql/webhooks'
 import { EnableBody, FamilyParams, ListQuery, MAX_WEBHOOKS, WebhookBody, WebhookParams } from './schemas'
 
 const tags = ['webhooks']
@@ -15,7 +15,9 @@ const DELIVERY = 'Each change of the family made after the webhook was created (
   'recorded with the status alone (the answer\'s body is never kept) or, without an answer, "the webhook could not be reached" whatever the cause, ' +
   'and the same change is tried again after WEBHOOK_RETRY_MS, then WEBHOOK_RETRY_GROWTH times as long each time (at most WEBHOOK_RETRY_MAX_MS); no later change is sent before it. ' +
   'Delivery is at least once: a receiver may get a change again (the same webhook-id) and should ignore it. ' +
-  'After WEBHOOK_GIVE_UP_MS (24 hours) of failures in a row the webhook is disabled, with the reason in disabledReason; enabling it again goes on from the first change not delivered.'
+  'After WEBHOOK_GIVE_UP_MS (24 hours) of failures in a row the webhook is disabled, with the reason in disabledReason; enabling it again goes on from the first change not delivered. ' +
+  'A webhook delivers only while its maker (createdBy) is an owner of the family with an enabled account: it stops at once, with the reason in disabledReason, ' +
+  'when the maker leaves the family or is removed from it, is demoted below owner, or the maker\'s account is disabled or deleted; nothing is sent after that, not even changes already waiting.'
 
 /** A family's webhooks (owner): made, listed, deleted, enabled again, and their delivery log. */
 const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
@@ -107,16 +109,24 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       tags,
       summary: 'Enable a webhook again (owner)',
       description: 'Clears the failures and the reason it was disabled, and delivers at once from the first change not delivered, the changes made while it was disabled included. ' +
-        'An enabled webhook is left as it is, and its deliveries start again at once (a waiting retry too).',
+        'An enabled webhook is left as it is, and its deliveries start again at once (a waiting retry too). ' +
+        'Only while its maker (createdBy) is an owner of the family with an enabled account: otherwise 409 WEBHOOK_MAKER_NOT_OWNER, ' +
+        'since its URL was chosen by someone who may no longer read the family; make a new webhook instead.',
       security: bearer,
       params: WebhookParams,
       body: EnableBody,
-      response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404) }
+      response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404, 409) }
     }
   }, async request => {
-    const row = await sql.begin(async tx => await enableWebhook(tx, request.scope.familyId, request.params.wid))
+    const { familyId } = request.scope
+    const row = await sql.begin(async tx => {
+      const makerIsOwner = await lockWebhookMaker(tx, familyId, request.params.wid)
+      if (makerIsOwner === undefined) throw new errors.notFound('Webhook')
+      if (!makerIsOwner) throw new errors.webhookMakerNotOwner()
+      return await enableWebhook(tx, familyId, request.params.wid)
+    })
     if (row === undefined) throw new errors.notFound('Webhook')
-    return presentWebhook(request.scope.familyId, row)
+    return presentWebhook(familyId, row)
   })
 
   fastify.get('/api/families/:id/webhooks/:wid/deliveries', {

@@ -21,15 +21,24 @@ const WebhookFields = {
   id: Id,
   url: Type.String(),
   events: Nullable(Events),
+  createdBy: Nullable(Type.Object({ id: Id, name: Type.String() }, {
+    description: 'Who made it: it delivers only while this user is an owner of the family with an enabled account. Null once that account is deleted'
+  })),
   createdAt: Timestamp,
-  enabled: Type.Boolean({ description: 'false once disabled: after failing for WEBHOOK_GIVE_UP_MS (24 hours by default); enable it again with POST …/enable' }),
+  enabled: Type.Boolean({
+    description: 'false once disabled: after failing for WEBHOOK_GIVE_UP_MS (24 hours by default), or at once when its maker is no longer an owner of the family; ' +
+      'enable it again with POST …/enable, which needs its maker to be an owner'
+  }),
   cursor: Type.String({ description: 'The changes feed\'s cursor of the last change delivered or passed over (when made: the family\'s last change). The feed\'s changes after it (since=) are still to deliver' }),
   lastDeliveryAt: { ...Nullable(Timestamp), description: 'When a receiver last answered 2xx' },
   failures: Type.Integer({ minimum: 0, description: 'Failed attempts in a row since the last delivery' }),
   failingSince: { ...Nullable(Timestamp), description: 'When the first of those failures happened; null while deliveries succeed' },
   lastError: Nullable(Type.String({ description: 'Why the last failed attempt failed' })),
   disabledAt: Nullable(Timestamp),
-  disabledReason: Nullable(Type.String({ description: 'Why the webhook was disabled' }))
+  disabledReason: Nullable(Type.String({
+    description: 'Why the webhook was disabled: its deliveries failed for too long, or its maker left the family, was removed from it, ' +
+      'is no longer an owner of it, or the maker\'s account was disabled or deleted'
+  }))
 }
 
 export const Webhook = Type.Object(WebhookFields, { $id: 'Webhook', title: 'Webhook' })
