@@ -80,6 +80,11 @@ export function withRetryAfter<E extends Error> (error: E, seconds: number): E {
   return Object.assign(error, { retryAfter: seconds })
 }
 
+/** Fields the error's body carries beside `error`, `code` and `details`, where a specification asks for them there. */
+export function withBodyFields<E extends Error> (error: E, fields: ErrorDetails): E {
+  return Object.assign(error, { bodyFields: fields })
+}
+
 /** Attaches `details` to an error before it is thrown. */
 export function withDetails<E extends Error> (error: E, details: ErrorDetails): E {
   return Object.assign(error, { details })

@@ -55,6 +55,8 @@ interface Answer {
 
 type AnyError = FastifyError & {
   details?: Record<string, unknown>
+  /** Set by withBodyFields. */
+  bodyFields?: Record<string, unknown>
   /** Set by withRetryAfter. */
   retryAfter?: number
   severity?: string
@@ -190,7 +192,7 @@ export function answerFor (error: AnyError, request: FastifyRequest, production:
     return { status: 400, body: { error: 'The request is not valid', code: 'VALIDATION_ERROR', details: { issues: validationIssues(error) } } }
   }
   if (OWN_CODES.has(code)) {
-    const answer: Answer = { status: error.statusCode ?? 500, body: { error: error.message, code, details: error.details ?? {} } }
+    const answer: Answer = { status: error.statusCode ?? 500, body: { ...error.bodyFields, error: error.message, code, details: error.details ?? {} } }
     if (error.retryAfter !== undefined) answer.retryAfter = error.retryAfter
     return answer
   }

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import cors from '@fastify/cors'
+import cors, { type FastifyCorsOptions } from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import createError from '@fastify/error'
 import type { FastifyRequest } from 'fastify'
@@ -19,6 +19,26 @@ declare module 'fastify' {
      */
     authLimit: (bucket: string, keyOf: (request: FastifyRequest) => string | null) => (request: FastifyRequest) => Promise<void>
   }
+
+  interface FastifyContextConfig {
+    /** A route's own CORS, in place of CORS_ORIGIN's (such as ANY_ORIGIN). */
+    cors?: FastifyCorsOptions
+  }
+}
+
+/**
+ * The CORS of answers that a page of any origin may read, whatever
+ * CORS_ORIGIN says: a share link's manifest and files, which a doctor's
+ * viewer fetches with nothing but the link. No credentials are involved.
+ * Every OPTIONS request is answered as a preflight.
+ */
+export const ANY_ORIGIN: FastifyCorsOptions = {
+  origin: '*',
+  credentials: false,
+  methods: ['GET', 'POST'],
+  allowedHeaders: ['Content-Type'],
+  maxAge: 86400,
+  strictPreflight: false
 }
 
 const RateLimited = createError('RATE_LIMITED', 'Too many requests; retry in %s', 429)

@@ -57,7 +57,9 @@ export const WRITERS_ONLY_READS = ['GET /api/children/{childId}/shares', 'GET /a
 export function publicSample (route: string, f: Fixture): { url: string, body?: Record<string, unknown>, status: number } | undefined {
   const samples: Record<string, { url: string, body?: Record<string, unknown>, status: number }> = {
     'POST /api/shl/{token}': { url: `/api/shl/${f.shareToken}`, body: { recipient: 'Dr. Matrix' }, status: 200 },
-    'GET /api/shl/files/{ticket}': { url: `/api/shl/files/${randomBytes(32).toString('base64url')}`, status: 404 }
+    'GET /api/shl/files/{ticket}': { url: `/api/shl/files/${randomBytes(32).toString('base64url')}`, status: 404 },
+    'OPTIONS /api/shl/{token}': { url: `/api/shl/${f.shareToken}`, status: 204 },
+    'OPTIONS /api/shl/files/{ticket}': { url: `/api/shl/files/${randomBytes(32).toString('base64url')}`, status: 204 }
   }
   return samples[route]
 }

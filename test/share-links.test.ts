@@ -24,20 +24,20 @@ t.test('wrong passcodes count down, and the tenth kills the link, however many c
 
   const missing = await requestManifest(link, { recipient: 'ER' })
   t.equal(missing.status, 401)
-  t.same(missing.json(), { error: 'This link needs its passcode', code: 'PASSCODE_INVALID', details: { remainingAttempts: 10 } }, 'a missing passcode is no guess')
+  t.same(missing.json(), { remainingAttempts: 10, error: 'This link needs its passcode', code: 'PASSCODE_INVALID', details: { remainingAttempts: 10 } }, 'a missing passcode is no guess')
   for (const left of [9, 8, 7]) {
     const wrong = await requestManifest(link, { recipient: 'ER', passcode: `guess ${left}` })
     t.equal(wrong.status, 401)
-    t.same(wrong.json(), { error: 'The passcode is wrong', code: 'PASSCODE_INVALID', details: { remainingAttempts: left } })
+    t.same(wrong.json(), { remainingAttempts: left, error: 'The passcode is wrong', code: 'PASSCODE_INVALID', details: { remainingAttempts: left } }, 'at the top level, as the specification writes it')
   }
   t.equal((await requestManifest(link, { recipient: 'ER', passcode: 'blue whale 42' })).status, 200, 'the right one still opens it')
-  t.equal((await requestManifest(link, { recipient: 'ER', passcode: 'Blue whale 42' })).json().details.remainingAttempts, 6, 'and costs no attempt')
+  t.equal((await requestManifest(link, { recipient: 'ER', passcode: 'Blue whale 42' })).json().remainingAttempts, 6, 'and costs no attempt')
 
   // 20 guesses at once: 6 are checked, the others wait for none.
   const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => requestManifest(link, { recipient: `attacker ${i}`, passcode: `${i}` })))
   const wrong = guesses.filter(answer => answer.status === 401)
   t.equal(wrong.length, 6, 'exactly the 6 attempts left are checked')
-  t.same(wrong.map(answer => answer.json().details.remainingAttempts).sort(), [0, 1, 2, 3, 4, 5])
+  t.same(wrong.map(answer => answer.json().remainingAttempts).sort(), [0, 1, 2, 3, 4, 5], 'down to none')
   t.ok(guesses.every(answer => [401, 404, 429].includes(answer.status)), `the others are refused: ${guesses.map(answer => answer.status).join(' ')}`)
   for (const busy of guesses.filter(answer => answer.status === 429)) t.ok(Number(busy.headers.get('retry-after')) >= 1, 'a busy link says when to retry')
   const [row] = await app.sql`select wrong_passcodes, attempts_left, locked_at, content from shares where id = ${id}`
@@ -90,6 +90,7 @@ t.test('an expired, revoked or dead link and one that never existed answer the s
     t.same(telling(answer), telling(answers.never), `${what}: the same headers`)
   }
   t.equal(answers.never.headers.get('cache-control'), 'no-store')
+  t.equal(answers.never.headers.get('access-control-allow-origin'), '*', 'each readable by a page of any origin')
   t.equal((await post(url)).status, 200, 'the live link of the same child still answers')
   const statuses = (await call(app, owner, 'GET', `/api/children/${child.id}/shares?sort=createdAt`)).json().data.map((s: Json) => s.status)
   t.same(statuses, ['revoked', 'expired', 'locked', 'active'])
@@ -249,5 +250,6 @@ t.test('manifest requests are rate-limited per client address, like the auth rou
   t.equal(refused.status, 429)
   t.equal(refused.json().code, 'RATE_LIMITED')
   t.ok(Number(refused.headers.get('retry-after')) >= 1, 'with Retry-After')
+  t.equal(refused.headers.get('access-control-allow-origin'), '*', 'which a viewer of any origin may read')
   t.equal((await app.sql`select count(*)::int as n from share_accesses`)[0].n, 3, 'a request over the limit reaches no link')
 })

@@ -1,5 +1,5 @@
 import type { Sql } from '../../db/client'
-import { errors, withDetails, withRetryAfter } from '../../lib/errors'
+import { errors, withBodyFields, withDetails, withRetryAfter } from '../../lib/errors'
 import { MAX_PASSWORD_BYTES, passwordKey, verifyPassword } from '../../lib/passwords'
 import { FHIR_JSON, randomToken, tokenHash } from '../../lib/shares/link'
 import {
@@ -18,8 +18,9 @@ export function linkNotFound (): Error {
   return new errors.notFound('Share link')
 }
 
+/** A 401 with `remainingAttempts` at the top of its body, as SMART Health Links write it, and in `details` too. */
 function passcodeRefused (message: string, remainingAttempts: number): Error {
-  return withDetails(new errors.passcodeInvalid(message), { remainingAttempts })
+  return withBodyFields(withDetails(new errors.passcodeInvalid(message), { remainingAttempts }), { remainingAttempts })
 }
 
 export interface ManifestRequest {

@@ -26,6 +26,17 @@ export const Manifest = Type.Object({
   ]))
 }, { $id: 'ShlManifest', title: 'ShlManifest', description: 'The manifest of a SMART Health Link: its one file, the child\'s summary as an International Patient Summary style FHIR R4 document Bundle' })
 
+export const PasscodeRefused = Type.Object({
+  remainingAttempts: Type.Integer({ minimum: 0, maximum: 10, description: 'the wrong passcodes the link still takes, where the SMART Health Links specification puts it; the tenth wrong one kills the link' }),
+  error: Type.String(),
+  code: Type.String({ enum: ['PASSCODE_INVALID'] }),
+  details: Type.Object({ remainingAttempts: Type.Integer({ minimum: 0, maximum: 10, description: 'the same number, where the error body keeps its details' }) })
+}, {
+  $id: 'ShlPasscodeRefused',
+  title: 'ShlPasscodeRefused',
+  description: 'The link needs its passcode, or the one given is wrong: the error body, with remainingAttempts beside its fields'
+})
+
 export const ManifestParams = Type.Object({
   token: Type.String({ description: 'the manifest\'s token, as in the link\'s url' })
 })
