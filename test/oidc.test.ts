@@ -1,91 +1,10 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { createHash } from 'node:crypto'
-import { bearer, build, login, PASSWORD, register, type App } from './helper'
-import { Browser, CLIENT, startForgingProvider, startOidcProvider, testTls, type Account, type Forgery, type Tls } from './oidc-servers'
-
-/** Where the front end is: the provider sends the browser back to its /api/auth/oidc/callback. */
-const PUBLIC_URL = 'https://health.example.org'
+import { bearer, build, login, PASSWORD, register } from './helper'
+import { atProvider, callback, certified, exchange, invite, oidcEnv, PUBLIC_URL, signIn, start } from './oidc-flow'
+import { Browser, CLIENT, startForgingProvider, testTls, type Forgery } from './oidc-servers'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
-
-interface Provider {
-  tls: Tls
-  issuer: string
-  accounts: Map<string, Account>
-}
-
-async function certified (t: Test, accounts: Record<string, Account> = {}): Promise<Provider> {
-  const tls = testTls(t)
-  const map = new Map(Object.entries(accounts))
-  const { issuer } = await startOidcProvider(t, tls, PUBLIC_URL, map)
-  return { tls, issuer, accounts: map }
-}
-
-function oidcEnv (provider: { tls: Tls, issuer: string }, env: Record<string, string> = {}): Record<string, string> {
-  return {
-    OIDC_ISSUER: provider.issuer,
-    OIDC_CLIENT_ID: CLIENT.id,
-    OIDC_CLIENT_SECRET: CLIENT.secret,
-    OIDC_CA_FILE: provider.tls.caFile,
-    OIDC_NAME: 'Pocket ID',
-    PUBLIC_URL,
-    ...env
-  }
-}
-
-/** The app's answer to the browser at `/api/auth/oidc/start`, and the cookie it set. */
-async function start (app: App, redirect = '/home', cookie?: string) {
-  const res = await app.inject({
-    method: 'GET',
-    url: `/api/auth/oidc/start?redirect=${encodeURIComponent(redirect)}`,
-    headers: cookie === undefined ? {} : { cookie }
-  })
-  const set = String(res.headers['set-cookie'] ?? '')
-  return { res, location: String(res.headers.location), cookie: set === '' ? cookie ?? '' : set.split(';')[0] }
-}
-
-/** The browser at the provider until it is sent back to the service: signs in as `subject`, or refuses. */
-async function atProvider (browser: Browser, url: string, subject: string, refuse = false): Promise<string> {
-  for (let hops = 0; hops < 20; hops++) {
-    if (url.startsWith(PUBLIC_URL)) return url
-    const res = await browser.request(url)
-    if (res.location !== null) {
-      url = res.location
-      continue
-    }
-    if (res.status !== 200 || !url.includes('/interaction/')) throw new Error(`the provider answered ${res.status} at ${url}: ${res.body.slice(0, 300)}`)
-    if (refuse) {
-      url = `${url}/abort`
-      continue
-    }
-    const login = res.body.includes('name="prompt" value="login"')
-    const next = await browser.request(url, login ? { prompt: 'login', login: subject, password: 'any' } : { prompt: 'consent' })
-    if (next.location === null) throw new Error(`the provider answered ${next.status} to a form: ${next.body.slice(0, 300)}`)
-    url = next.location
-  }
-  throw new Error('too many redirects at the provider')
-}
-
-/** The service's callback, as the browser reaches it with its cookie: where it sends the browser. */
-async function callback (app: App, url: string, cookie: string) {
-  const { pathname, search } = new URL(url)
-  const res = await app.inject({ method: 'GET', url: pathname + search, headers: cookie === '' ? {} : { cookie } })
-  return { res, location: String(res.headers.location) }
-}
-
-/** A whole sign-in: start, the provider, the callback; the fragment the front end gets. */
-async function signIn (app: App, provider: Provider, subject: string, redirect = '/home'): Promise<{ location: string, fragment: URLSearchParams }> {
-  const begun = await start(app, redirect)
-  if (begun.res.statusCode !== 302) throw new Error(`start answered ${begun.res.statusCode}: ${begun.res.body}`)
-  const back = await atProvider(new Browser(provider.tls), begun.location, subject)
-  const { res, location } = await callback(app, back, begun.cookie)
-  if (res.statusCode !== 302) throw new Error(`callback answered ${res.statusCode}: ${res.body}`)
-  return { location, fragment: new URLSearchParams(new URL(location).hash.slice(1)) }
-}
-
-async function exchange (app: App, code: string | null) {
-  return app.inject({ method: 'POST', url: '/api/auth/oidc/exchange', payload: { code } })
-}
 
 t.test('a first sign-in makes the first account an administrator; the code is exchanged once for a token pair', async t => {
   const provider = await certified(t, { alice: { email: 'alice@example.org', email_verified: true, name: 'Alice' } })
@@ -181,13 +100,6 @@ t.test('a first sign-in finds an account by a verified e-mail, or the registrati
   const made = await exchange(open, (await signIn(open, provider, 'newcomer')).fragment.get('oidcCode'))
   t.match(made.json().user, { email: 'dan@example.org', name: 'Dan', role: 'user' }, 'with open registration a newcomer gets an account, not an administrator\'s')
 })
-
-/** An invite of the admin's family for an e-mail, through the real route. */
-async function invite (app: App, admin: { accessToken: string }, email: string): Promise<string> {
-  const me = (await app.inject({ method: 'GET', url: '/api/me', headers: bearer(admin.accessToken) })).json()
-  const res = await app.inject({ method: 'POST', url: `/api/families/${me.families[0].id}/invites`, headers: bearer(admin.accessToken), payload: { email, role: 'member' } })
-  return res.json().token
-}
 
 t.test('a forged, replayed or another browser\'s state, a refusal at the provider and a wrong nonce all fail', async t => {
   const provider = await certified(t, { alice: { email: 'alice@example.org', email_verified: true } })
