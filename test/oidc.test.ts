@@ -221,6 +221,29 @@ t.test('the start checks its redirect; without a provider there is no sign-in wi
   t.equal((await exchange(none, 'x')).json().code, 'OIDC_CODE_INVALID')
 })
 
+t.test('a redirect with characters outside ASCII comes back percent-encoded in UTF-8, and what is encoded comes back as it was', async t => {
+  const provider = await certified(t, { alice: { email: 'alice@example.org', email_verified: true } })
+  const app = await build(t, { env: oidcEnv(provider) })
+  for (const [redirect, path] of [
+    ['/a中', '/a%E4%B8%AD'],
+    ['/a%E4%B8%AD', '/a%E4%B8%AD'],
+    ['/😀/é?tab=ü&x=%2F', '/%F0%9F%98%80/%C3%A9?tab=%C3%BC&x=%2F'],
+    ['/a%2Fb', '/a%2Fb']
+  ]) {
+    const done = await signIn(app, provider, 'alice', { address: `/api/auth/oidc/start?redirect=${encodeURIComponent(redirect)}` })
+    t.ok(done.location.startsWith(`${PUBLIC_URL}${path}#oidcCode=`), `${redirect}: ${done.location}`)
+  }
+  const raw = await app.inject({ method: 'GET', url: '/api/auth/oidc/start?redirect=/a%E4%B8%AD' })
+  t.equal(raw.statusCode, 302, 'a path the browser encoded itself')
+  t.same((await app.sql`select distinct redirect from oidc_flows`).map(row => row.redirect), ['/a%E4%B8%AD'], 'is kept encoded')
+  for (const space of ['3000', '00a0', '2028']) {
+    t.equal((await start(app, `/a${String.fromCodePoint(parseInt(space, 16))}b`)).res.statusCode, 400, `a space of Unicode's: U+${space}`)
+  }
+
+  const away = await build(t, { env: oidcEnv({ tls: provider.tls, issuer: 'https://127.0.0.1:9' }) })
+  t.equal((await start(away, '/a中')).location, `${PUBLIC_URL}/a%E4%B8%AD#oidcError=OIDC_PROVIDER_UNAVAILABLE`, 'straight back from the start too')
+})
+
 t.test('the start, the callback and the exchange are limited like a login', async t => {
   const provider = await certified(t)
   const app = await build(t, { env: oidcEnv(provider, { AUTH_RATE_LIMIT_MAX: '2' }) })

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { accountOf } from '../../domain/accounts'
 import { errors, invalidRequest } from '../../lib/errors'
 import { OidcError, OidcProvider } from '../../lib/oidc/provider'
+import { frontEndPath } from '../../lib/oidc/redirect'
 import { errorResponses } from '../../lib/schemas'
 import { insertCode, insertFlow, takeCode, takeFlow } from '../../sql/oidc'
 import { findCredentialsById } from '../../sql/users'
@@ -19,9 +20,6 @@ const CODE_TTL = 60
 /** The cookie that binds a flow to the browser that started it. */
 const BROWSER_COOKIE = 'oidc_browser'
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/
-
-/** A path of the front end on this service's origin: one slash, then no second slash or backslash, no fragment, no spaces. */
-const FRONT_END_PATH = /^\/(?![/\\])[^\\#\s\u0000-\u001f\u007f]*$/
 
 function browserOf (request: FastifyRequest): string | null {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -79,6 +77,7 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'Begin sign-in with the identity provider (a page the browser opens)',
       description: 'Answers 302 to the provider\'s authorization endpoint, with PKCE (S256), state and nonce, and a cookie that binds the sign-in to this browser. ' +
         'The provider sends the browser back to /api/auth/oidc/callback, which answers 302 to PUBLIC_URL + redirect + `#oidcCode=<code>`, or `#oidcError=<CODE>`. ' +
+        'Characters of the redirect outside printable ASCII come back percent-encoded in UTF-8 (`/a中` as `/a%E4%B8%AD`); what is percent-encoded already is left as it is. ' +
         'When the provider cannot be reached, 302 to PUBLIC_URL + redirect + `#oidcError=OIDC_PROVIDER_UNAVAILABLE`. ' +
         '404 when no provider is configured. Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address.',
       security: [],
@@ -87,8 +86,8 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const found = configured()
-    const { redirect } = request.query
-    if (!FRONT_END_PATH.test(redirect)) {
+    const redirect = frontEndPath(request.query.redirect)
+    if (redirect === null) {
       throw invalidRequest([{ path: '/query/redirect', message: 'must be a path on this service\'s origin: one / then no / or \\, without # or spaces' }])
     }
     const checks = OidcProvider.newChecks()

@@ -44,7 +44,7 @@ export const OidcStartQuery = Type.Object({
   redirect: Type.String({
     minLength: 1,
     maxLength: 2000,
-    description: 'The front end\'s path to come back to, on this service\'s origin: one / then anything but another / or \\, without # or spaces',
+    description: 'The front end\'s path to come back to, on this service\'s origin: one / then anything but another / or \\, without # or spaces; characters outside printable ASCII come back percent-encoded in UTF-8',
     examples: ['/children/7?tab=growth']
   })
 })
