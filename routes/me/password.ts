@@ -1,44 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
-import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { checkPasswordTurn, hashPassword, passwordKey, verifyPassword } from '../../lib/passwords'
+import { hashPassword, passwordKey } from '../../lib/passwords'
 import { revokeUserSessions } from '../../sql/sessions'
-import { findCredentialsById, setPasswordHash } from '../../sql/users'
+import { setPasswordHash } from '../../sql/users'
+import { passwordChecks, proveCurrentPassword } from './password-proof'
 import { PasswordBody } from './schemas'
 
-/**
- * Changing one's password checks the current one, so it is limited like a
- * login: per client address before anything else, authentication included,
- * and per account right after it. It lives outside the authenticated scope
- * so that its hooks run in that order. The account's bucket is keyed by the
- * user of an active session, read after the token's signature and the
- * session are checked: a forged or revoked token is a 401 and counts in no
- * account's bucket, so nobody can spend another user's requests.
- *
- * An account whose password checks already fill its share is refused before
- * the database is asked anything, by the account the token's signature
- * names: a flood of refusals then costs no query. Nothing is counted there,
- * so a token whose session has ended learns only that its account is busy.
- */
+/** Changing one's password checks the current one, so it is limited like a login (./password-proof.ts). */
 const password: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
-
-  async function refuseWhileBusy (request: FastifyRequest): Promise<void> {
-    const userId = fastify.tokenSubject(request)
-    if (userId !== null) checkPasswordTurn(passwordKey.user(userId))
-  }
+  const checks = passwordChecks(fastify)
 
   fastify.post('/api/me/password', {
     // It waits on more than the database (password hashing): its key is not held in a transaction.
     config: { idempotency: 'apart', personalTokens: 'refused' },
-    onRequest: [
-      fastify.authLimit('password-address', request => request.ip),
-      refuseWhileBusy,
-      fastify.authenticate,
-      fastify.authLimit('password-account', request => String(request.user.id))
-    ],
+    onRequest: checks,
     schema: {
       operationId: 'changePassword',
       tags: ['me'],
@@ -52,11 +29,8 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { id, sessionId } = request.user
-    const account = await findCredentialsById(sql, id)
     // An account made by signing in with the identity provider has no password to match.
-    if (account?.passwordHash == null || !(await verifyPassword(request.body.currentPassword, account.passwordHash, passwordKey.user(id)))) {
-      throw new errors.wrongPassword()
-    }
+    await proveCurrentPassword(sql, id, request.body.currentPassword)
     const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost, passwordKey.user(id))
     await sql.begin(async tx => {
       await setPasswordHash(tx, id, passwordHash)
