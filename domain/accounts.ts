@@ -1,5 +1,6 @@
 // Accounts: a new one, by registration or by a first sign-in with the
-// identity provider, and the account a provider's identity signs in to.
+// identity provider, the account a provider's identity signs in to, and the
+// link of an identity to the account of a link token.
 import type { Tx } from '../db/client'
 import { LOCKS, lockForTransaction } from '../db/locks'
 import type { Registration } from '../lib/config'
@@ -8,7 +9,8 @@ import type { FamilyRole } from '../lib/roles'
 import { beginFamilyChange } from '../sql/changes'
 import { addMember, insertFamily } from '../sql/families'
 import { findIdentity, linkIdentity } from '../sql/oidc'
-import { anyUserExists, emailTaken, findCredentials, insertUser, type User } from '../sql/users'
+import { deleteLink, findOpenLink } from '../sql/identity-links'
+import { anyUserExists, emailTaken, insertUser, type User } from '../sql/users'
 
 /** An invite an account is made with: it joins the invite's family in its role instead of getting one of its own. */
 export interface JoiningInvite {
@@ -36,7 +38,10 @@ export async function openAccount (
 }
 
 /** Why a provider's identity gets no account here. */
-export type SignInRefusal = 'ACCOUNT_DISABLED' | 'REGISTRATION_CLOSED' | 'EMAIL_TAKEN' | 'OIDC_EMAIL_MISSING'
+export type SignInRefusal = 'ACCOUNT_DISABLED' | 'REGISTRATION_CLOSED' | 'ACCOUNT_EXISTS' | 'OIDC_EMAIL_MISSING'
+
+/** Why a link token links no identity. */
+export type LinkRefusal = 'OIDC_LINK_INVALID' | 'IDENTITY_TAKEN'
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/
 
@@ -47,13 +52,16 @@ function accountName (identity: ProviderIdentity, email: string): string {
 }
 
 /**
- * The account a provider's identity signs in to, in `tx`: the one it signed
- * in to before (by issuer and subject); on a first sign-in, the account
- * whose e-mail is the identity's when the provider says it is verified,
- * linked from then on; otherwise a new account when the registration policy
- * lets one be made (the first of the service is an administrator). A
- * disabled account is refused. Runs under the registration lock, so that two
- * first sign-ins make one account and one administrator.
+ * The account a provider's identity signs in to, in `tx`: the one it is
+ * linked to (by issuer and subject). A first sign-in is never linked to an
+ * existing account, whatever the provider says of the e-mail: the service
+ * never verified the addresses accounts give themselves. When an account has
+ * the identity's e-mail (in any case, a disabled one too), it is refused
+ * ACCOUNT_EXISTS until that account links the identity; otherwise a new
+ * account when the registration policy lets one be made (the first of the
+ * service is an administrator). A disabled account is refused. Runs under
+ * the registration lock, so that two first sign-ins make one account and
+ * one administrator.
  */
 export async function accountOf (tx: Tx, identity: ProviderIdentity, registration: Registration): Promise<{ userId: number } | { refused: SignInRefusal }> {
   await lockForTransaction(tx, LOCKS.registration)
@@ -61,21 +69,30 @@ export async function accountOf (tx: Tx, identity: ProviderIdentity, registratio
   if (known !== undefined) return known.disabled ? { refused: 'ACCOUNT_DISABLED' } : { userId: known.userId }
 
   const email = identity.email !== null && identity.email.length <= 254 && EMAIL.test(identity.email) ? identity.email : null
-  if (email !== null && identity.emailVerified) {
-    const account = await findCredentials(tx, email)
-    if (account !== undefined) {
-      if (account.disabled) return { refused: 'ACCOUNT_DISABLED' }
-      await linkIdentity(tx, identity.issuer, identity.subject, account.id)
-      return { userId: account.id }
-    }
-  }
-
+  if (email !== null && await emailTaken(tx, email)) return { refused: 'ACCOUNT_EXISTS' }
   const first = !(await anyUserExists(tx))
   if (!first && registration !== 'open') return { refused: 'REGISTRATION_CLOSED' }
   if (email === null) return { refused: 'OIDC_EMAIL_MISSING' }
-  // An address an account holds, not verified by the provider: it is not taken over.
-  if (await emailTaken(tx, email)) return { refused: 'EMAIL_TAKEN' }
   const user = await openAccount(tx, { email, name: accountName(identity, email), passwordHash: null, first }, null)
   await linkIdentity(tx, identity.issuer, identity.subject, user.id)
   return { userId: user.id }
+}
+
+/**
+ * Links a provider's identity to the user of a link token, in `tx`, and uses
+ * the token up: the e-mail plays no part. Refused when the token is unknown,
+ * expired or used, or its user disabled (OIDC_LINK_INVALID), and when the
+ * identity is another account's (IDENTITY_TAKEN, the token kept). An identity
+ * already linked to the same user is left as it is. Runs under the
+ * registration lock, like a first sign-in, so that an identity is linked once.
+ */
+export async function linkedAccount (tx: Tx, identity: ProviderIdentity, linkHash: string): Promise<{ userId: number } | { refused: LinkRefusal }> {
+  await lockForTransaction(tx, LOCKS.registration)
+  const link = await findOpenLink(tx, linkHash, true)
+  if (link === undefined || link.disabled) return { refused: 'OIDC_LINK_INVALID' }
+  const known = await findIdentity(tx, identity.issuer, identity.subject)
+  if (known !== undefined && known.userId !== link.userId) return { refused: 'IDENTITY_TAKEN' }
+  if (known === undefined) await linkIdentity(tx, identity.issuer, identity.subject, link.userId)
+  await deleteLink(tx, linkHash)
+  return { userId: link.userId }
 }

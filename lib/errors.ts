@@ -35,6 +35,7 @@ export const errors = {
   passwordLoginDisabled: createError('PASSWORD_LOGIN_DISABLED', 'Password sign-in is off: sign in with the identity provider', 403),
   oidcCodeInvalid: createError('OIDC_CODE_INVALID', 'The sign-in code is not valid: unknown, used or older than a minute', 400),
   emailTaken: createError('EMAIL_TAKEN', 'The e-mail address is already registered', 409),
+  passwordNotSet: createError('PASSWORD_NOT_SET', 'The account has no password to prove: an administrator makes its link to an identity (POST /api/admin/users/{id}/identity-link)', 409),
   lastOwner: createError('LAST_OWNER', '%s', 409),
   lastAdmin: createError('LAST_ADMIN', '%s', 409),
   familyNotEmpty: createError('FAMILY_NOT_EMPTY', 'The family still has children', 409),

@@ -1,6 +1,6 @@
 import { ListOf, sharedSchemas } from '../lib/schemas'
 import { OidcSettings, TokenPair, User } from './auth/schemas'
-import { CreatedPersonalToken, Me, PersonalToken, Session } from './me/schemas'
+import { CreatedPersonalToken, Identity, IdentityLink, Me, PersonalToken, Session } from './me/schemas'
 import { Child } from './children/schemas'
 import { KINDS } from '../kinds'
 import { Attachment } from './attachments/schemas'
@@ -20,7 +20,7 @@ import { CreatedWebhook, Webhook, WebhookDelivery } from './webhooks/schemas'
 const kindSchemas = KINDS.map(kind => kind.schema)
 const kindNames = kindSchemas.map(schema => schema.$id as string)
 
-const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', ...kindNames, 'Attachment', 'AdminUser', 'CalendarFeed', 'DueVaccine', 'VaccineSchedule', 'Share', 'Webhook', 'WebhookDelivery', 'PersonalToken']
+const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', ...kindNames, 'Attachment', 'AdminUser', 'CalendarFeed', 'DueVaccine', 'VaccineSchedule', 'Share', 'Webhook', 'WebhookDelivery', 'PersonalToken', 'Identity']
 
 /**
  * Objects the API answers with, registered once at the root and referenced by
@@ -31,6 +31,6 @@ export const namedSchemas = [
   Child, ...kindSchemas, Attachment, AdminUser, AdminFamily, Stats,
   Change, ChangeFeed, HistoryEntry, HistoryEntryList, CalendarFeed, CreatedCalendarFeed, DueVaccine, VaccineSchedule, NotificationSettings, Share, CreatedShare,
   Webhook, CreatedWebhook, WebhookDelivery,
-  PersonalToken, CreatedPersonalToken,
+  PersonalToken, CreatedPersonalToken, Identity, IdentityLink,
   ...listed.map(ListOf)
 ]

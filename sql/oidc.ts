@@ -1,10 +1,13 @@
 import type { Db } from '../db/client'
+import { pageTotal } from './list'
 
 /** A sign-in under way, as its callback finds it. */
 export interface OidcFlow {
   codeVerifier: string
   nonce: string
   redirect: string
+  /** The hash of the link token the sign-in was started with, or null for a sign-in. */
+  linkHash: string | null
 }
 
 /** Stores a new flow for `ttlSeconds`; flows expired for an hour are deleted on the way. */
@@ -13,8 +16,8 @@ export async function insertFlow (
 ): Promise<void> {
   await db`delete from oidc_flows where expires_at < now() - interval '1 hour'`
   await db`
-    insert into oidc_flows (state_hash, browser_hash, code_verifier, nonce, redirect, expires_at)
-    values (${flow.stateHash}, ${flow.browserHash}, ${flow.codeVerifier}, ${flow.nonce}, ${flow.redirect},
+    insert into oidc_flows (state_hash, browser_hash, code_verifier, nonce, redirect, link_hash, expires_at)
+    values (${flow.stateHash}, ${flow.browserHash}, ${flow.codeVerifier}, ${flow.nonce}, ${flow.redirect}, ${flow.linkHash},
             now() + make_interval(secs => ${ttlSeconds}))
   `
 }
@@ -27,7 +30,7 @@ export async function takeFlow (db: Db, stateHash: string, browserHash: string):
   const [row] = await db<OidcFlow[]>`
     delete from oidc_flows
     where state_hash = ${stateHash} and browser_hash = ${browserHash} and expires_at > now()
-    returning code_verifier as "codeVerifier", nonce, redirect
+    returning code_verifier as "codeVerifier", nonce, redirect, link_hash as "linkHash"
   `
   return row
 }
@@ -62,6 +65,26 @@ export async function findIdentity (db: Db, issuer: string, subject: string): Pr
 
 export async function linkIdentity (db: Db, issuer: string, subject: string, userId: number): Promise<void> {
   await db`insert into user_identities (issuer, subject, user_id) values (${issuer}, ${subject}, ${userId})`
+}
+
+/** An identity of the provider linked to an account. */
+export interface LinkedIdentity {
+  id: number
+  issuer: string
+  subject: string
+  linkedAt: Date
+}
+
+export async function listIdentities (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: LinkedIdentity[], total: number }> {
+  const rows = await db<(LinkedIdentity & { total: number })[]>`
+    select id, issuer, subject, created_at as "linkedAt", count(*) over ()::int as total
+    from user_identities
+    where user_id = ${userId}
+    order by id
+    limit ${limit} offset ${offset}
+  `
+  const total = await pageTotal(rows, offset, () => db`select count(*)::int as n from user_identities where user_id = ${userId}`)
+  return { rows: rows.map(({ total: _total, ...identity }) => identity), total }
 }
 
 /**

@@ -22,7 +22,7 @@ type TokenPersona = 'readToken' | 'writeToken' | 'boundToken' | 'adminToken'
 const TOKEN_PERSONAS: TokenPersona[] = ['readToken', 'writeToken', 'boundToken', 'adminToken']
 
 /** Routes of the account itself, which no token reaches (administration aside). */
-const TOKEN_REFUSED = /^(POST \/api\/me\/password|PATCH \/api\/me|GET \/api\/me\/sessions|DELETE \/api\/me\/sessions\/\{id\}|(GET|POST) \/api\/me\/tokens|DELETE \/api\/me\/tokens\/\{id\}|(GET|PUT) \/api\/me\/notifications|POST \/api\/auth\/logout|POST \/api\/invites\/accept)$/
+const TOKEN_REFUSED = /^(POST \/api\/me\/password|GET \/api\/me\/identities|POST \/api\/me\/identities\/link|PATCH \/api\/me|GET \/api\/me\/sessions|DELETE \/api\/me\/sessions\/\{id\}|(GET|POST) \/api\/me\/tokens|DELETE \/api\/me\/tokens\/\{id\}|(GET|PUT) \/api\/me\/notifications|POST \/api\/auth\/logout|POST \/api\/invites\/accept)$/
 /** Routes that make a family: no token bound to a family. */
 const UNBOUND_ONLY = ['POST /api/families', 'POST /api/families/import']
 /** The POST a read token may send: it only reads. */

@@ -110,9 +110,24 @@ export async function exchange (app: App, code: string | null) {
   return app.inject({ method: 'POST', url: '/api/auth/oidc/exchange', payload: { code } })
 }
 
+/** The user a sign-in ended with: the exchange of its code; null when it ended without one. */
+export async function signedInUser (app: App, done: Finished): Promise<{ id: number, email: string, role: string } | null> {
+  const code = done.fragment.get('oidcCode')
+  if (code === null) return null
+  return (await exchange(app, code)).json().user
+}
+
 /** An invite of the admin's family for an e-mail, through the real route. */
 export async function invite (app: App, admin: { accessToken: string }, email: string): Promise<string> {
   const me = (await app.inject({ method: 'GET', url: '/api/me', headers: bearer(admin.accessToken) })).json()
   const res = await app.inject({ method: 'POST', url: `/api/families/${me.families[0].id}/invites`, headers: bearer(admin.accessToken), payload: { email, role: 'member' } })
   return res.json().token
+}
+
+/** A user's own link token, asked for with a session: the answer, the address to open and the browser's cookie. */
+export async function ownLink (app: App, accessToken: string, body: Record<string, unknown>, cookie?: string) {
+  const res = await app.inject({
+    method: 'POST', url: '/api/me/identities/link', payload: body, headers: { ...bearer(accessToken), ...(cookie === undefined ? {} : { cookie }) }
+  })
+  return { res, url: res.statusCode === 201 ? String(res.json().url) : '', cookie: keptCookie(res.headers['set-cookie'], cookie) }
 }

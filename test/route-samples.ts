@@ -33,6 +33,8 @@ export interface Fixture {
   extraUserId: number
   /** A user in no family of the fixture. */
   outsiderUserId: number
+  /** An identity of the identity provider linked to the extra member. */
+  identityId: number
   marker: string
 }
 
@@ -146,6 +148,7 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'POST /api/invites/accept': { body: { token: 'not-a-token' } },
     'PATCH /api/me': { body: { name: 'Same Name' } },
     'POST /api/me/password': { body: { currentPassword: PASSWORD, newPassword: PASSWORD } },
+    'POST /api/me/identities/link': { body: { currentPassword: PASSWORD, redirect: '/settings' } },
     'POST /api/me/calendar-feeds': { body: { familyId: f.familyId } },
     'POST /api/children/{childId}/shares': { body: { label: 'For the doctor', expiresAt: new Date(Date.now() + 7 * 86_400_000).toISOString(), sections: ['immunizations'] } },
     // A documentation address (TEST-NET-3): accepted, and never sent to, since the access matrix runs no job worker.
@@ -283,13 +286,14 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
     returning id
   `
   await sql`insert into webhook_deliveries (webhook_id, change_cursor, status_code, duration_ms, response_excerpt) values (${webhook.id}, 'cursor', 200, 12, ${marker})`
+  const [identity] = await sql`insert into user_identities (issuer, subject, user_id) values ('https://id.example.org', ${marker}, ${extra}) returning id`
   const [token] = await sql`
     insert into sessions (user_id, token_hash, token_name, token_scope, token_family_id, expires_at)
     values (${users.owner}, ${randomBytes(32).toString('hex')}, ${marker}, 'read', ${family.id}, 'infinity') returning id
   `
   return {
     familyId: family.id, childId: child.id, measurementId: measurement.id, visitId: visit.id, medicalEventId: event.id,
-    illnessId: illness.id, temperatureId: temperature.id, medicineCourseId: course.id, medicineDoseId: dose.id, attachmentId: attachment.id, inviteId: invite.id, shareId: share.id, shareToken, webhookId: webhook.id, tokenId: token.id, extraUserId: extra, outsiderUserId: outsider, marker
+    illnessId: illness.id, temperatureId: temperature.id, medicineCourseId: course.id, medicineDoseId: dose.id, attachmentId: attachment.id, inviteId: invite.id, shareId: share.id, shareToken, webhookId: webhook.id, tokenId: token.id, extraUserId: extra, outsiderUserId: outsider, identityId: identity.id, marker
   }
 }
 
@@ -303,6 +307,7 @@ export async function tableCounts (app: App): Promise<string> {
            (select count(*) from shares where revoked_at is null) sh,
            (select count(*) from webhooks) wh, (select count(*) from webhooks where disabled_at is null) whe,
            (select count(*) from sessions where token_hash is not null) pat,
+           (select count(*) from user_identities) ui, (select count(*) from identity_links) il,
            (select string_agg(name || role, ',' order by id) from users) accounts
   `
   return JSON.stringify(row)

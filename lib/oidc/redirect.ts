@@ -15,3 +15,8 @@ function percentEncoded (character: string): string {
 export function frontEndPath (raw: string): string | null {
   return FRONT_END_PATH.test(raw) ? raw.replace(OUTSIDE_ASCII, percentEncoded) : null
 }
+
+/** The address that starts a sign-in with the provider which links the identity to the account of a link token. */
+export function linkStartUrl (publicUrl: string, redirect: string, token: string): string {
+  return `${publicUrl}/api/auth/oidc/start?${new URLSearchParams({ redirect, link: token }).toString()}`
+}

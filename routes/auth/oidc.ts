@@ -2,13 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
-import { accountOf } from '../../domain/accounts'
-import { errors, invalidRequest } from '../../lib/errors'
+import { accountOf, linkedAccount } from '../../domain/accounts'
+import { errors } from '../../lib/errors'
 import { OidcError, OidcProvider } from '../../lib/oidc/provider'
-import { frontEndPath } from '../../lib/oidc/redirect'
 import { errorResponses } from '../../lib/schemas'
+import { findOpenLink } from '../../sql/identity-links'
 import { insertCode, insertFlow, takeCode, takeFlow } from '../../sql/oidc'
 import { findCredentialsById } from '../../sql/users'
+import { browserOf, browserOrNew, keepBrowser } from './browser'
+import { checkedRedirect, providerConfigured } from './links'
 import { OidcCallbackQuery, OidcExchangeBody, OidcStartQuery, Redirect } from './schemas'
 import { startSession } from './session'
 
@@ -16,18 +18,6 @@ import { startSession } from './session'
 const FLOW_TTL = 600
 /** How long the front end has to exchange its one-time code, in seconds. */
 const CODE_TTL = 60
-
-/** The cookie that binds a flow to the browser that started it. */
-const BROWSER_COOKIE = 'oidc_browser'
-const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/
-
-function browserOf (request: FastifyRequest): string | null {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [name, value] = part.trim().split('=')
-    if (name === BROWSER_COOKIE && value !== undefined && COOKIE_VALUE.test(value)) return value
-  }
-  return null
-}
 
 /**
  * Sign-in with the home's identity provider: the authorization code flow
@@ -43,15 +33,20 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
   const publicUrl = config.publicUrl ?? ''
   const provider = settings === null ? null : new OidcProvider(settings, publicUrl)
   if (provider !== null) fastify.addHook('onClose', async () => { await provider.close() })
-  // The cookie goes back only to the callback, under PUBLIC_URL's path when the proxy serves the API below one.
-  const cookiePath = `${publicUrl === '' ? '' : new URL(publicUrl).pathname.replace(/\/$/, '')}/api/auth/oidc`
-  const secure = publicUrl.startsWith('https:') ? '; Secure' : ''
   const limited = { rateLimit: {} }
   const tags = ['auth']
 
   function configured (): OidcProvider {
-    if (provider === null) throw new errors.notFound('Sign-in with an identity provider')
-    return provider
+    providerConfigured(fastify)
+    return provider as OidcProvider
+  }
+
+  /** Whether a link token may start a sign-in in this browser: open, of an enabled user, and the user's own only in the browser that asked for it. */
+  async function linkOpens (linkHash: string, request: FastifyRequest): Promise<boolean> {
+    const link = await findOpenLink(sql, linkHash)
+    if (link === undefined || link.disabled) return false
+    const browser = browserOf(request)
+    return link.browserHash === null || (browser !== null && tokens.hash(browser) === link.browserHash)
   }
 
   /** Back to the front end, with the one-time code or the reason sign-in failed in the fragment. */
@@ -78,6 +73,8 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Answers 302 to the provider\'s authorization endpoint, with PKCE (S256), state and nonce, and a cookie that binds the sign-in to this browser. ' +
         'The provider sends the browser back to /api/auth/oidc/callback, which answers 302 to PUBLIC_URL + redirect + `#oidcCode=<code>`, or `#oidcError=<CODE>`. ' +
         'Characters of the redirect outside printable ASCII come back percent-encoded in UTF-8 (`/a中` as `/a%E4%B8%AD`); what is percent-encoded already is left as it is. ' +
+        'With `link`, the identity the person signs in with is linked to the link token\'s account; a link token that is unknown, expired or used, of a disabled account, ' +
+        'or a user\'s own opened in another browser than the one that asked for it: 302 to PUBLIC_URL + redirect + `#oidcError=OIDC_LINK_INVALID`. ' +
         'When the provider cannot be reached, 302 to PUBLIC_URL + redirect + `#oidcError=OIDC_PROVIDER_UNAVAILABLE`. ' +
         '404 when no provider is configured. Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address.',
       security: [],
@@ -86,10 +83,10 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const found = configured()
-    const redirect = frontEndPath(request.query.redirect)
-    if (redirect === null) {
-      throw invalidRequest([{ path: '/query/redirect', message: 'must be a path on this service\'s origin: one / then no / or \\, without # or spaces' }])
-    }
+    const redirect = checkedRedirect(request.query.redirect, '/query/redirect')
+    const { link } = request.query
+    const linkHash = link === undefined ? null : tokens.hash(link)
+    if (linkHash !== null && !(await linkOpens(linkHash, request))) return back(reply, redirect, 'oidcError=OIDC_LINK_INVALID')
     const checks = OidcProvider.newChecks()
     let location: string
     try {
@@ -99,16 +96,16 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       request.log.warn({ err: error }, 'the identity provider could not be reached')
       return back(reply, redirect, `oidcError=${error.code}`)
     }
-    const browser = browserOf(request) ?? randomBytes(32).toString('base64url')
+    const browser = browserOrNew(request)
     await insertFlow(sql, {
       stateHash: tokens.hash(checks.state),
       browserHash: tokens.hash(browser),
       codeVerifier: checks.codeVerifier,
       nonce: checks.nonce,
-      redirect
+      redirect,
+      linkHash
     }, FLOW_TTL)
-    return reply
-      .header('set-cookie', `${BROWSER_COOKIE}=${browser}; Path=${cookiePath}; Max-Age=${FLOW_TTL}; HttpOnly; SameSite=Lax${secure}`)
+    return keepBrowser(reply, publicUrl, browser, FLOW_TTL)
       .header('cache-control', 'no-store')
       .redirect(location, 302)
   })
@@ -122,9 +119,13 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Register `<PUBLIC_URL>/api/auth/oidc/callback` with the provider. Answers 302 to PUBLIC_URL + the start\'s redirect + `#oidcCode=<code>`, ' +
         'a one-time code for POST /api/auth/oidc/exchange, good for 60 s; or + `#oidcError=<CODE>`: OIDC_DENIED (the provider refused), ' +
         'OIDC_TOKEN_INVALID (the code exchange or the id token\'s checks failed: signature, iss, aud, exp, nonce), OIDC_PROVIDER_UNAVAILABLE, ' +
-        'REGISTRATION_CLOSED (no account matches and REGISTRATION is not open), ACCOUNT_DISABLED, EMAIL_TAKEN (an account has the e-mail, which the provider did not say is verified), ' +
-        'OIDC_EMAIL_MISSING (a new account needs an e-mail). An unknown, used or expired state, or one started in another browser, answers 302 to `<PUBLIC_URL>/#oidcError=OIDC_STATE_INVALID`. ' +
-        'A user is found by the provider\'s issuer and subject; on a first sign-in, by an e-mail the provider says is verified; otherwise REGISTRATION decides (the first user of the service becomes admin).',
+        'REGISTRATION_CLOSED (no account matches and REGISTRATION is not open), ACCOUNT_DISABLED, ' +
+        'ACCOUNT_EXISTS (a first sign-in whose e-mail, verified or not, in any case, is an existing account\'s: that account links the identity first), ' +
+        'OIDC_EMAIL_MISSING (a new account needs an e-mail); after a start with `link`: OIDC_LINK_INVALID (the link token expired, was used meanwhile, or its account was disabled or deleted) ' +
+        'and IDENTITY_TAKEN (the identity is linked to another account; nothing changed, the link token stays good). ' +
+        'An unknown, used or expired state, or one started in another browser, answers 302 to `<PUBLIC_URL>/#oidcError=OIDC_STATE_INVALID`. ' +
+        'A user is found by the provider\'s issuer and subject, never by an e-mail; a first sign-in of an e-mail no account has follows REGISTRATION (the first user of the service becomes admin). ' +
+        'After a start with `link`, the identity is linked to the link token\'s account (the e-mail plays no part), the token is used up, and the code signs in to that account.',
       security: [],
       querystring: OidcCallbackQuery,
       response: { 302: Redirect, ...errorResponses(400, 404, 429) }
@@ -144,7 +145,9 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       request.log.info({ err: error }, 'a sign-in with the identity provider failed')
       return back(reply, flow.redirect, `oidcError=${error.code}`)
     }
-    const signedIn = await sql.begin(tx => accountOf(tx, identity, config.registration))
+    const { linkHash } = flow
+    const signedIn = await sql.begin(async (tx): Promise<{ userId: number } | { refused: string }> =>
+      linkHash === null ? accountOf(tx, identity, config.registration) : linkedAccount(tx, identity, linkHash))
     if ('refused' in signedIn) return back(reply, flow.redirect, `oidcError=${signedIn.refused}`)
     const code = randomBytes(32).toString('base64url')
     await insertCode(sql, tokens.hash(code), signedIn.userId, CODE_TTL)

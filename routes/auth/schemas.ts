@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { Id, Nullable, Secret, StrictObject, Timestamp } from '../../lib/schemas'
 import { MAX_PASSWORD_BYTES } from '../../lib/passwords'
-import { Email, Password, UserName } from '../../lib/account-schemas'
+import { Email, FrontEndPath, Password, UserName } from '../../lib/account-schemas'
 
 export const User = Type.Object({
   id: Id,
@@ -41,12 +41,12 @@ export const LogoutBody = StrictObject({
 })
 
 export const OidcStartQuery = Type.Object({
-  redirect: Type.String({
+  redirect: FrontEndPath,
+  link: Type.Optional(Secret({
     minLength: 1,
-    maxLength: 2000,
-    description: 'The front end\'s path to come back to, on this service\'s origin: one / then anything but another / or \\, without # or spaces; characters outside printable ASCII come back percent-encoded in UTF-8',
-    examples: ['/children/7?tab=growth']
-  })
+    maxLength: 200,
+    description: 'A link token (POST /api/me/identities/link, POST /api/admin/users/{id}/identity-link): the identity the person signs in with is linked to the token\'s account'
+  }))
 })
 
 export const OidcCallbackQuery = Type.Object({

@@ -9,6 +9,7 @@ import { beginChange } from '../../sql/changes'
 import { membershipsOf } from '../../sql/families'
 import { emailTaken, findUser, updateProfile } from '../../sql/users'
 import { ListQuery, PatchMeBody, SessionParams } from './schemas'
+import identities from './identities'
 import personalTokens from './tokens'
 
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
@@ -17,6 +18,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   // The account itself is out of any personal access token's reach.
   const config = { personalTokens: 'refused' as const }
   await fastify.register(personalTokens)
+  await fastify.register(identities)
 
   /** The user, and the families the request may see: a personal access token bound to a family sees that one. */
   async function profile (caller: Caller) {

@@ -4,13 +4,19 @@ import { errorResponses } from '../../lib/schemas'
 import { hashPassword, passwordKey } from '../../lib/passwords'
 import { revokeUserSessions } from '../../sql/sessions'
 import { setPasswordHash } from '../../sql/users'
+import identityLink from './identity-link'
 import { passwordChecks, proveCurrentPassword } from './password-proof'
 import { PasswordBody } from './schemas'
 
-/** Changing one's password checks the current one, so it is limited like a login (./password-proof.ts). */
+/**
+ * The routes that check the current password: changing it, and linking an
+ * identity of the identity provider. They are limited like a login
+ * (./password-proof.ts), in the same counts.
+ */
 const password: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
   const checks = passwordChecks(fastify)
+  await fastify.register(identityLink, { checks })
 
   fastify.post('/api/me/password', {
     // It waits on more than the database (password hashing): its key is not held in a transaction.
@@ -21,7 +27,7 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
       tags: ['me'],
       summary: 'Change one\'s password',
       description: 'Every other session of the user is revoked. A wrong currentPassword is 403 WRONG_PASSWORD. ' +
-        'Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address (before authentication) and per account (after it), refused ones included; beyond, 429 with Retry-After. ' +
+        'Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address (before authentication) and per account (after it), refused ones included, counted with POST /api/me/identities/link; beyond, 429 with Retry-After. ' +
         'Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third.',
       security: [{ bearer: [] }],
       body: PasswordBody,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { FamilyRoleSchema, Id, ListOf, Name, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
-import { Email, Password, UserName } from '../../lib/account-schemas'
+import { Email, FrontEndPath, Password, UserName } from '../../lib/account-schemas'
 
 export const Me = Type.Object({
   id: Id,
@@ -66,3 +66,23 @@ export const CreateTokenBody = StrictObject({
 })
 
 export const TokenParams = StrictObject({ id: Id })
+
+export const Identity = Type.Object({
+  id: Id,
+  issuer: Type.String({ description: 'the provider\'s issuer URL' }),
+  subject: Type.String({ description: 'who the person is at the provider (its `sub`)' }),
+  linkedAt: Timestamp
+}, { $id: 'Identity', title: 'Identity', description: 'An identity of the identity provider linked to the account: signing in with it signs in to the account' })
+
+export const IdentityLink = Type.Object({
+  url: Type.String({
+    description: 'Where the browser goes: `<PUBLIC_URL>/api/auth/oidc/start?redirect=<redirect>&link=<link token>`. Signing in at the provider from there links that identity to the account',
+    examples: ['https://health.example.org/api/auth/oidc/start?redirect=%2Fsettings&link=4ZrH0mT3sVq8Lw2nXbYd6JcPfKg1uAe9RiOtW5yMz7E']
+  }),
+  expiresAt: Timestamp
+}, { $id: 'IdentityLink', title: 'IdentityLink', description: 'A one-time link token, in the address that uses it; only its hash is kept' })
+
+export const IdentityLinkBody = StrictObject({
+  currentPassword: Secret({ minLength: 1, 'x-max-bytes': 72 }),
+  redirect: FrontEndPath
+})

@@ -1,0 +1,30 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errorResponses } from '../../lib/schemas'
+import { listIdentities } from '../../sql/oidc'
+import { ListQuery } from './schemas'
+
+/** The identities of the identity provider linked to the user's account; no personal access token reads them. */
+const identities: FastifyPluginAsyncTypebox = async function (fastify) {
+  const { sql } = fastify
+  const security = [{ bearer: [] }]
+  const tags = ['me']
+
+  fastify.get('/api/me/identities', {
+    config: { personalTokens: 'refused' },
+    schema: {
+      operationId: 'listMyIdentities',
+      tags,
+      summary: 'The identities of the identity provider linked to the user\'s account',
+      security,
+      querystring: ListQuery,
+      response: { 200: Type.Ref('IdentityList'), ...errorResponses(400, 401, 403) }
+    }
+  }, async request => {
+    const { limit, offset } = request.query
+    const { rows, total } = await listIdentities(sql, request.user.id, limit, offset)
+    return { data: rows, meta: { total, limit, offset } }
+  })
+}
+
+export default identities
