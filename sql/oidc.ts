@@ -87,6 +87,12 @@ export async function listIdentities (db: Db, userId: number, limit: number, off
   return { rows: rows.map(({ total: _total, ...identity }) => identity), total }
 }
 
+/** Unlinks one identity of a user: false when the user has none of that id. */
+export async function unlinkIdentity (db: Db, userId: number, id: number): Promise<boolean> {
+  const rows = await db`delete from user_identities where user_id = ${userId} and id = ${id} returning id`
+  return rows.length === 1
+}
+
 /**
  * Whether a user may still sign in with a password while password sign-in is
  * off: only the first administrator, and only until an administrator has

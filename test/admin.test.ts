@@ -608,8 +608,8 @@ t.test('the OpenAPI document describes every admin route', async t => {
     .filter(([url]) => url.startsWith('/api/admin'))
     .flatMap(([url, methods]) => Object.entries(methods).map(([method, op]) => ({ url, method, op })))
   t.same(operations.map(({ op }) => op.operationId).sort(), [
-    'addAdminFamilyMember', 'createAdminUser', 'deleteAdminFamily', 'deleteAdminUser', 'getAdminFamily', 'getAdminStats',
-    'getAdminUser', 'listAdminFamilies', 'listAdminUsers', 'removeAdminFamilyMember', 'setAdminUserPassword', 'updateAdminUser'
+    'addAdminFamilyMember', 'createAdminIdentityLink', 'createAdminUser', 'deleteAdminFamily', 'deleteAdminUser', 'deleteAdminUserIdentity', 'getAdminFamily', 'getAdminStats',
+    'getAdminUser', 'listAdminFamilies', 'listAdminUserIdentities', 'listAdminUsers', 'removeAdminFamilyMember', 'setAdminUserPassword', 'updateAdminUser'
   ])
   for (const { url, method, op } of operations) {
     t.same(op.tags, ['admin'], `${method} ${url}`)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { build, call, PASSWORD, register, type App, type Pair } from './helper'
+import { build, call, login, PASSWORD, register, type App, type Pair } from './helper'
 import { atProvider, callback, certified, exchange, oidcEnv, open, ownLink, PUBLIC_URL, signIn, signedInUser, type Provider } from './oidc-flow'
 import { Browser } from './oidc-servers'
 
@@ -134,4 +134,46 @@ t.test('an account without a password asks an administrator; the checks of a pas
   const plain = await build(t)
   const someone = await register(plain)
   t.equal((await ownLink(plain, someone.accessToken, { currentPassword: PASSWORD, redirect: '/' })).res.statusCode, 404, 'no link without a provider')
+})
+
+t.test('an administrator links a person\'s identity to their account under OIDC_ONLY, lists it and removes it', async t => {
+  const provider = await certified(t, { person: { email: 'user@example.org', email_verified: true } })
+  const plain = await build(t, { env: oidcEnv(provider, { REGISTRATION: 'open' }) })
+  await register(plain, { email: 'root@example.org' })
+  const user = await register(plain, { email: 'user@example.org' })
+  const only = await build(t, { env: oidcEnv(provider, { OIDC_ONLY: 'true', DATABASE_URL: plain.db.url }) })
+  const root = await login(only, 'root@example.org')
+  t.equal((await only.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'user@example.org', password: PASSWORD } })).json().code, 'PASSWORD_LOGIN_DISABLED', 'the person cannot sign in with the password')
+  t.equal((await signIn(only, provider, 'person')).fragment.get('oidcError'), 'ACCOUNT_EXISTS', 'nor is the provider\'s identity linked by the e-mail')
+
+  const linkOf = (pair: Pair, id: number, body: Record<string, unknown> = {}) => call(only, pair, 'POST', `/api/admin/users/${id}/identity-link`, body)
+  t.same((await linkOf(user, user.user.id)).json().code, 'FORBIDDEN', 'a user who is not an administrator is refused')
+  t.equal((await linkOf(root, 999999)).statusCode, 404, 'an unknown user')
+  t.equal((await linkOf(root, user.user.id, { redirect: 'https://evil.example' })).statusCode, 400, 'a redirect off the origin')
+  const first = await linkOf(root, user.user.id)
+  t.equal(first.statusCode, 201)
+  const second = await linkOf(root, user.user.id, { redirect: '/welcome' })
+  t.ok(second.json().url.startsWith(`${PUBLIC_URL}/api/auth/oidc/start?redirect=%2Fwelcome&link=`))
+  t.ok(Date.parse(second.json().expiresAt) > Date.now() + 6 * 86_400_000, 'good for a week')
+  t.same((await only.sql`select token_hash, made_by from identity_links`), [{ token_hash: sha256(tokenOf(second.json().url)), made_by: 'admin' }], 'only the hash of the last one is kept')
+  t.equal(await failedLink(only, provider, 'person', first.json().url), 'OIDC_LINK_INVALID', 'the one it replaced is dead')
+
+  const done = await signIn(only, provider, 'person', { address: second.json().url })
+  t.match(done.location, /^https:\/\/health\.example\.org\/welcome#oidcCode=/, 'the person opens it in their own browser')
+  t.equal((await signedInUser(only, done))?.id, user.user.id, 'and signs in to their account')
+  t.equal((await login(only, 'root@example.org')).user.id, root.user.id, 'the first administrator keeps the password until an administrator signs in with the provider')
+
+  const listed = await call(only, root, 'GET', `/api/admin/users/${user.user.id}/identities`)
+  t.match(listed.json(), { data: [{ issuer: provider.issuer, subject: 'person' }], meta: { total: 1 } })
+  t.equal((await call(only, root, 'GET', '/api/admin/users/999999/identities')).statusCode, 404)
+  const identityId = listed.json().data[0].id
+  t.equal((await call(only, user, 'DELETE', `/api/admin/users/${user.user.id}/identities/${identityId}`)).statusCode, 403, 'only an administrator removes one')
+  t.equal((await call(only, root, 'DELETE', `/api/admin/users/${root.user.id}/identities/${identityId}`)).statusCode, 404, 'an identity of another user')
+  t.equal((await call(only, root, 'DELETE', `/api/admin/users/${user.user.id}/identities/${identityId}`)).statusCode, 204)
+  t.same(await links(only), {}, 'a wrong link undone')
+  t.equal((await signIn(only, provider, 'person')).fragment.get('oidcError'), 'ACCOUNT_EXISTS', 'the next sign-in is a first one again')
+
+  const gone = await linkOf(root, user.user.id)
+  await call(only, root, 'DELETE', `/api/admin/users/${user.user.id}`)
+  t.equal(await failedLink(only, provider, 'person', gone.json().url), 'OIDC_LINK_INVALID', 'a link token of a deleted account')
 })

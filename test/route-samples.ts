@@ -161,6 +161,7 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'POST /api/admin/users': { body: { email: `made-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD, name: 'Made' } },
     'PATCH /api/admin/users/{id}': { body: { name: 'Renamed user' } },
     'POST /api/admin/users/{id}/password': { body: { newPassword: PASSWORD } },
+    'POST /api/admin/users/{id}/identity-link': { body: {} },
     'POST /api/admin/families/{id}/members': { body: { userId: f.outsiderUserId, role: 'member' } }
   }
   if (samples[route] !== undefined) return samples[route]
@@ -190,7 +191,7 @@ export function classify (route: string): 'admin' | 'own' | 'family' {
 
 export function concrete (route: string, f: Fixture): string {
   const [, url] = route.split(' ')
-  if (url.startsWith('/api/admin/users/')) return url.replace('{id}', String(f.extraUserId))
+  if (url.startsWith('/api/admin/users/')) return url.replace('{id}', String(f.extraUserId)).replace('{identityId}', String(f.identityId))
   if (url.startsWith('/api/me/tokens/')) return url.replace('{id}', String(f.tokenId))
   const kind = url.split('/')[2]
   const ids: Record<string, number> = {

@@ -4,6 +4,7 @@ import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { getStats } from '../../sql/admin'
 import families from './families'
+import identities from './identities'
 import users from './users'
 
 /**
@@ -35,6 +36,7 @@ const admin: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async () => ({ ...(await getStats(sql)), responseCache: fastify.responses.stats() }))
 
   await fastify.register(users)
+  await fastify.register(identities)
   await fastify.register(families)
 }
 

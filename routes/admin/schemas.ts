@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { FamilyRoleSchema, Id, ListOf, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
-import { Email, Password, UserName } from '../../lib/account-schemas'
+import { Email, FrontEndPath, Password, UserName } from '../../lib/account-schemas'
 import { Family } from '../../lib/family-schemas'
 
 const Count = Type.Integer({ minimum: 0 })
@@ -89,8 +89,13 @@ export const UpdateUserBody = StrictObject({
 
 export const SetPasswordBody = StrictObject({ newPassword: Password })
 
+export const AdminIdentityLinkBody = StrictObject({
+  redirect: Type.Optional(FrontEndPath)
+})
+
 export const AddMemberBody = StrictObject({ userId: Id, role: FamilyRoleSchema() })
 
 export const UserParams = StrictObject({ id: Id })
+export const IdentityParams = StrictObject({ id: Id, identityId: Id })
 export const FamilyParams = StrictObject({ id: Id })
 export const MemberParams = StrictObject({ id: Id, userId: Id })
