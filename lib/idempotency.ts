@@ -18,7 +18,11 @@ export interface StoredAnswer {
   body: Buffer
 }
 
-/** A JSON value with the keys of every object in order, so that equal values give equal text. */
+/**
+ * A JSON value with the keys of every object in order, so that equal values
+ * give equal text. It recurses: the bodies it reads are at most
+ * MAX_JSON_DEPTH levels deep, the JSON parser refuses deeper ones first.
+ */
 export function canonicalJson (value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(item => canonicalJson(item)).join(',')}]`
   if (value !== null && typeof value === 'object') {

@@ -85,7 +85,7 @@ export const ErrorBody = Type.Object({
 }, { $id: 'Error', title: 'Error', description: 'The error body of every failed request' })
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid input',
+  400: 'Invalid input: VALIDATION_ERROR naming each field in details.issues, or INVALID_BODY for a body that is not valid JSON, nests objects and arrays more than 64 levels deep (details.maxDepth), or is a malformed multipart body',
   401: 'Missing, invalid or expired token',
   403: 'Not allowed',
   404: 'Not found',

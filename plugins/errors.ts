@@ -2,8 +2,9 @@ import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { NO_ANSWER } from '../db/answers'
-import { errors } from '../lib/errors'
+import { errors, withDetails } from '../lib/errors'
 import { KEY_PATTERN } from '../lib/idempotency'
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../lib/json-depth'
 import { DATE_PATTERN } from '../lib/schemas'
 
 export const JSON_BODY_LIMIT = 1024 * 1024
@@ -262,12 +263,18 @@ export default fp(async function errorsPlugin (fastify) {
 
   fastify.removeAllContentTypeParsers()
   const parseJson = fastify.getDefaultJsonParser('error', 'error')
+  // A body nested deeper than any of the API's is refused before it is parsed, and before anything walks it.
   fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (request, body, done) => {
-    if (body.toString().trim() === '') {
+    const text = body.toString()
+    if (text.trim() === '') {
       done(null, undefined)
       return
     }
-    parseJson(request, body.toString(), done)
+    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+      done(withDetails(new errors.invalidBody(`The body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`), { maxDepth: MAX_JSON_DEPTH }), undefined)
+      return
+    }
+    parseJson(request, text, done)
   })
 
   fastify.setErrorHandler(function (error: AnyError, request, reply) {
