@@ -13,7 +13,7 @@ const GivenAt = Type.String({
 })
 
 const EARLY = 'A dose is early when it was given before the next dose was allowed by the course\'s doses given before it (by givenAt; of two given at the same moment, the one recorded first comes first). An early dose is recorded all the same, never refused.'
-const KEPT = 'When a dose is added, moved or deleted, or the course\'s minIntervalHours or maxDosesPer24h change, the early flag of every later dose of the course is worked out again in the same write; a dose whose flag changes is changed too (its version, ETag and an `updated` change in the feed), as the course is when its nextDoseAllowedAt moves.'
+const KEPT = 'When a dose is added, moved or deleted, the early flag of every later dose its change can reach is worked out again in the same write: those given within the course\'s window after it (the longer of minIntervalHours and, with maxDosesPer24h, 24 hours), since a flag depends only on the doses given within that window before its dose; when the course\'s minIntervalHours or maxDosesPer24h change, every flag of the course. A dose whose flag changes is changed too (its version, ETag and an `updated` change in the feed), as the course is when its nextDoseAllowedAt moves.'
 
 export const MedicineDoseFields = {
   givenAt: GivenAt,
