@@ -53,3 +53,8 @@ export function createRequestSql (url: string, statementTimeout: number): Sql {
     ...(plain ? { socket: answeringSocket(ANSWER_TIMEOUT_MS) } : {})
   })
 }
+
+/** Cuts any later statement of the transaction that runs longer than `ms` (57014), until the transaction (or its savepoint) ends. */
+export async function limitStatements (db: Db, ms: number): Promise<void> {
+  await db`select set_config('statement_timeout', ${String(ms)}, true)`
+}

@@ -59,6 +59,8 @@ export interface Config {
   uploadRateWindow: number
   /** PostgreSQL's statement_timeout on every connection, in milliseconds. */
   statementTimeout: number
+  /** How long the operations of a batch that share one transaction (an atomic batch, or one with an Idempotency-Key) may take, in milliseconds. */
+  batchAtomicTimeout: number
   /** How long an idle keep-alive connection stays open, in milliseconds. */
   keepAliveTimeout: number
   /** How long a whole request (headers and body) may take to arrive, in milliseconds. */
@@ -307,6 +309,7 @@ export function loadConfig (env: Env = process.env): Config {
     uploadMinRate: integer(env, 'UPLOAD_MIN_RATE', 10240, 0, Number.MAX_SAFE_INTEGER),
     uploadRateWindow: integer(env, 'UPLOAD_RATE_WINDOW', 10, 1, 3600) * 1000,
     statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
+    batchAtomicTimeout: integer(env, 'BATCH_ATOMIC_TIMEOUT_MS', 5000, 1, 3_600_000),
     keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000,
     ...requestTimeouts(env),
     eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000,

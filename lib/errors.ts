@@ -44,6 +44,7 @@ export const errors = {
   channelUnreachable: createError('CHANNEL_UNREACHABLE', '%s', 422),
   idempotencyKeyInFlight: createError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; repeat it once that one has answered', 409),
   idempotencyKeyReused: createError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request: another method, path or body', 422),
+  batchTooLong: createError('BATCH_TOO_LONG', '%s', 422),
   failedDependency: createError('FAILED_DEPENDENCY', '%s', 424)
 }
 

@@ -22,6 +22,8 @@ export const TEST_ENV = {
   AUTH_RATE_LIMIT_MAX: '100000',
   // The job queue's worker runs in the tests of reminders and webhooks, which turn it on; the others need none.
   JOB_WORKER: 'off',
+  // Batches of 500 writes on a machine the test files share: the tests of the limit set it low themselves.
+  BATCH_ATOMIC_TIMEOUT_MS: '600000',
   // The run's checked WHO tables, so that no test app downloads them.
   get GROWTH_DATA_DIR (): string { return testState().growthDir }
 }

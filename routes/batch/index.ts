@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
+import { inAmbientTransaction } from '../../db/ambient'
 import { errorResponses } from '../../lib/schemas'
-import { notRun, refusal, refused, resultOf, runAlone, runAtomic, send } from './run'
+import { Deadline, notRun, refusal, refused, resultOf, runAlone, runAtomic, send } from './run'
 import { BatchBody, BatchParams, batchSchemas, MAX_OPERATIONS, type OperationBody, type Result } from './schemas'
 
 const DESCRIPTION = [
@@ -11,8 +12,13 @@ const DESCRIPTION = [
   'atomic: true runs all in one transaction: the first operation that fails (any status from 400, a 412 included) rolls every one back; its result says why, those before it say what they would have been, those after are 424 FAILED_DEPENDENCY, and rolledBack is true. An operation refused before anything runs fails an atomic batch the same way.',
   'atomic: false (the default) runs each in a transaction of its own: a failed operation leaves the others written.',
   'A 412 result carries, beside details.currentVersion, details.current: the item as its GET answers it once the batch is over, so that the client can merge.',
-  'Each write is recorded in the change log as the single request would be, one change an operation, and reaches the changes feed and the event streams once committed.'
+  'Each write is recorded in the change log as the single request would be, one change an operation, and reaches the changes feed and the event streams once committed.',
+  'While a transaction is open, the changes feed of every family waits for it; so the operations of a batch that share one transaction (atomic: true, or any batch sent with an Idempotency-Key, whose operations run in the key\'s transaction) have BATCH_ATOMIC_TIMEOUT_MS (5 s by default) from the transaction\'s start: the time is checked before each operation and no statement of theirs runs longer. Past it, the batch rolls back whole and answers 422 BATCH_TOO_LONG, whose details give limitMs, operation (the index, from 0, of the operation it had reached) and operations; nothing is written. A batch with atomic: false and no Idempotency-Key commits each operation on its own and has no such limit.'
 ].join(' ')
+
+const TOO_LONG = Type.Ref('Error', {
+  description: 'BATCH_TOO_LONG: the operations sharing one transaction ran past BATCH_ATOMIC_TIMEOUT_MS, and nothing was written (details.limitMs, details.operation, details.operations); or IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request'
+})
 
 /** A 412's details with the item as it is now, as its GET answers it (null when it is gone or cannot be read). */
 async function withCurrent (fastify: Parameters<FastifyPluginAsyncTypebox>[0], request: FastifyRequest, operation: OperationBody, result: Result, at: number): Promise<Result> {
@@ -27,6 +33,24 @@ async function withCurrent (fastify: Parameters<FastifyPluginAsyncTypebox>[0], r
 const batch: FastifyPluginAsyncTypebox = async function (fastify) {
   for (const schema of batchSchemas) fastify.addSchema(schema)
 
+  /**
+   * Runs each operation in a transaction of its own; inside the transaction
+   * of the request's Idempotency-Key, they share it, and `deadline` bounds them.
+   */
+  async function runEach (request: FastifyRequest, operations: OperationBody[], refusals: Array<ReturnType<typeof refusal>>, deadline: Deadline | null): Promise<Result[]> {
+    const familyId = request.scope.familyId
+    if (deadline !== null) await deadline.bound(fastify.sql)
+    const results: Result[] = []
+    for (const [at, operation] of operations.entries()) {
+      deadline?.check(at)
+      const issue = refusals[at]
+      const result = issue === null ? await runAlone(fastify, request, familyId, operation, at) : refused(issue)
+      deadline?.checkResult(result, at)
+      results.push(result)
+    }
+    return results
+  }
+
   fastify.post('/api/families/:id/batch', {
     // Any member: each operation is then decided as its own request.
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'viewer' }),
@@ -39,7 +63,7 @@ const batch: FastifyPluginAsyncTypebox = async function (fastify) {
       security: [{ bearer: [] }],
       params: BatchParams,
       body: BatchBody,
-      response: { 200: Type.Ref('BatchAnswer'), ...errorResponses(400, 401, 403, 404, 413) }
+      response: { 200: Type.Ref('BatchAnswer'), ...errorResponses(400, 401, 403, 404, 413), 422: TOO_LONG }
     }
   }, async request => {
     const familyId = request.scope.familyId
@@ -48,18 +72,15 @@ const batch: FastifyPluginAsyncTypebox = async function (fastify) {
     let results: Result[]
     let failed: number | null = null
     const firstRefused = refusals.findIndex(issue => issue !== null)
+    const deadline = new Deadline(fastify.config.batchAtomicTimeout, operations.length)
     if (atomic && firstRefused !== -1) {
       // Nothing runs: the refused operations say why, the others that they were not run.
       failed = firstRefused
       results = refusals.map(issue => issue === null ? notRun(firstRefused) : refused(issue))
     } else if (atomic) {
-      ({ results, failed } = await runAtomic(fastify, request, familyId, operations))
+      ({ results, failed } = await runAtomic(fastify, request, familyId, operations, deadline))
     } else {
-      results = []
-      for (const [at, operation] of operations.entries()) {
-        const issue = refusals[at]
-        results.push(issue === null ? await runAlone(fastify, request, familyId, operation, at) : refused(issue))
-      }
+      results = await runEach(request, operations, refusals, inAmbientTransaction() ? deadline : null)
     }
     for (const [at, result] of results.entries()) results[at] = await withCurrent(fastify, request, operations[at], result, at)
     return { results, rolledBack: failed !== null, failedOperation: failed }

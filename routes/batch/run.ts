@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest, LightMyRequestResponse } from 'fastify'
 import { inTransaction } from '../../db/ambient'
+import { limitStatements, type Db } from '../../db/client'
+import { errors, withDetails } from '../../lib/errors'
 import { answerFor } from '../../plugins/errors'
 import type { OperationBody, Result } from './schemas'
 
@@ -96,19 +98,52 @@ export async function runAlone (fastify: FastifyInstance, request: FastifyReques
 class RollBack extends Error {}
 
 /**
- * Runs every operation in one transaction, in order: the first that fails
- * (any status from 400) rolls them all back, and the rest are not run.
- * Answers the results and the index of the failed operation, or null.
+ * The time the operations of a batch that share one transaction may take:
+ * checked before each operation, and no statement of theirs runs longer.
  */
-export async function runAtomic (fastify: FastifyInstance, request: FastifyRequest, familyId: number, operations: OperationBody[]): Promise<{ results: Result[], failed: number | null }> {
+export class Deadline {
+  private readonly end: number
+
+  constructor (readonly limitMs: number, readonly operations: number) {
+    this.end = performance.now() + limitMs
+  }
+
+  /** Cuts every later statement of the transaction at the whole limit. */
+  async bound (db: Db): Promise<void> {
+    await limitStatements(db, this.limitMs)
+  }
+
+  /** Throws 422 BATCH_TOO_LONG, naming operation `at`, once the time has passed. */
+  check (at: number): void {
+    if (performance.now() < this.end) return
+    const message = `The batch ran past its limit of ${this.limitMs} ms at operation ${at} of its ${this.operations} (counted from 0), and nothing was written: send its operations in smaller batches`
+    throw withDetails(new errors.batchTooLong(message), { limitMs: this.limitMs, operation: at, operations: this.operations })
+  }
+
+  /** After an operation's result: one cut by the statement limit (503) once the time has passed ran too long. */
+  checkResult (result: Result, at: number): void {
+    if (result.status === 503) this.check(at)
+  }
+}
+
+/**
+ * Runs every operation in one transaction, in order: the first that fails
+ * (any status from 400) rolls them all back, and the rest are not run; so
+ * does the deadline, with 422 BATCH_TOO_LONG. Answers the results and the
+ * index of the failed operation, or null.
+ */
+export async function runAtomic (fastify: FastifyInstance, request: FastifyRequest, familyId: number, operations: OperationBody[], deadline: Deadline): Promise<{ results: Result[], failed: number | null }> {
   const results: Result[] = []
   let failed: number | null = null
   try {
-    await inTransaction(fastify.directSql, async () => {
+    await inTransaction(fastify.directSql, async tx => {
+      await deadline.bound(tx)
       for (const [at, operation] of operations.entries()) {
+        deadline.check(at)
         const result = resultOf(await send(fastify, request, operation, at))
         results.push(result)
         if (result.status >= 400) {
+          deadline.checkResult(result, at)
           failed = at
           throw new RollBack()
         }
