@@ -12,8 +12,8 @@ async function family (app: App): Promise<{ owner: Pair, familyId: number, child
   return { owner, familyId, childId: child.id }
 }
 
-async function setup (t: Test, limitMs: number) {
-  const app = await build(t, { env: { REGISTRATION: 'open', BATCH_ATOMIC_TIMEOUT_MS: String(limitMs) } })
+async function setup (t: Test, limitMs: number, env: Record<string, string> = {}) {
+  const app = await build(t, { env: { REGISTRATION: 'open', BATCH_ATOMIC_TIMEOUT_MS: String(limitMs), ...env } })
   const a = await family(app)
   const b = await family(app)
   const counts = async () => {
@@ -57,9 +57,8 @@ t.test('an atomic batch past its limit rolls back whole with 422 BATCH_TOO_LONG;
   t.equal((await batch({ atomic: true, operations: creates(1) })).statusCode, 200, 'the family writes on')
 })
 
-t.test('a statement of the batch longer than the limit is cut at the limit', async t => {
-  const { app, counts, creates, batch } = await setup(t, 300)
-  // A write that takes 3 s in the database, through a trigger of this test's own database.
+/** A write of notes 'slow' takes 3 s in the database, through a trigger of the test's own database. */
+async function slowNotes (app: App): Promise<void> {
   await app.sql.unsafe(`
     create function slow_note() returns trigger language plpgsql as $$
     begin
@@ -68,13 +67,29 @@ t.test('a statement of the batch longer than the limit is cut at the limit', asy
     end $$;
     create trigger slow_note before insert on measurements for each row execute function slow_note();
   `)
+}
+
+t.test('a statement of the batch longer than the limit is cut at the limit', async t => {
+  const { app, counts, creates, batch } = await setup(t, 300)
+  await slowNotes(app)
   const before = await counts()
-  const operations = [...creates(1, 'slow').map(op => ({ ...op, body: { ...op.body, notes: 'slow' } })), ...creates(3)]
+  const operations = [...creates(1).map(op => ({ ...op, body: { ...op.body, notes: 'slow' } })), ...creates(3)]
   const operation = tooLong(t, await batch({ atomic: true, operations }), 300, 4)
   t.equal(operation, 0, 'the slow statement itself was cut: the batch did not go on to the next operation')
   t.same(await counts(), before)
   const keyed = await batch({ operations }, { 'idempotency-key': 'slow-batch' })
   t.equal(tooLong(t, keyed, 300, 4), 0, 'so is one of a batch whose operations share its Idempotency-Key\'s transaction')
+  t.same(await counts(), before)
+})
+
+t.test('a limit longer than DB_STATEMENT_TIMEOUT leaves the connections\' own statement limit as it is', async t => {
+  const { app, counts, creates, batch } = await setup(t, 5000, { DB_STATEMENT_TIMEOUT: '1' })
+  await slowNotes(app)
+  const before = await counts()
+  const res = await batch({ atomic: true, operations: [...creates(1).map(op => ({ ...op, body: { ...op.body, notes: 'slow' } })), ...creates(2)] })
+  t.equal(res.statusCode, 200, res.body.slice(0, 300))
+  t.same(res.json().results.map((result: Json) => result.status), [503, 424, 424], 'the slow write is cut after 1 s, as any statement is, well within the batch\'s limit')
+  t.equal(res.json().rolledBack, true)
   t.same(await counts(), before)
 })
 

@@ -72,7 +72,7 @@ const batch: FastifyPluginAsyncTypebox = async function (fastify) {
     let results: Result[]
     let failed: number | null = null
     const firstRefused = refusals.findIndex(issue => issue !== null)
-    const deadline = new Deadline(fastify.config.batchAtomicTimeout, operations.length)
+    const deadline = new Deadline(fastify.config.batchAtomicTimeout, operations.length, fastify.config.statementTimeout)
     if (atomic && firstRefused !== -1) {
       // Nothing runs: the refused operations say why, the others that they were not run.
       failed = firstRefused

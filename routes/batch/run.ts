@@ -104,13 +104,14 @@ class RollBack extends Error {}
 export class Deadline {
   private readonly end: number
 
-  constructor (readonly limitMs: number, readonly operations: number) {
+  /** `statementMs`: the connections' own statement_timeout, which a longer limit leaves as it is. */
+  constructor (readonly limitMs: number, readonly operations: number, private readonly statementMs: number) {
     this.end = performance.now() + limitMs
   }
 
-  /** Cuts every later statement of the transaction at the whole limit. */
+  /** Cuts every later statement of the transaction at the whole limit, when it is shorter than the connections' own. */
   async bound (db: Db): Promise<void> {
-    await limitStatements(db, this.limitMs)
+    if (this.limitMs < this.statementMs) await limitStatements(db, this.limitMs)
   }
 
   /** Throws 422 BATCH_TOO_LONG, naming operation `at`, once the time has passed. */
