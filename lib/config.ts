@@ -309,7 +309,7 @@ export function loadConfig (env: Env = process.env): Config {
     uploadMinRate: integer(env, 'UPLOAD_MIN_RATE', 10240, 0, Number.MAX_SAFE_INTEGER),
     uploadRateWindow: integer(env, 'UPLOAD_RATE_WINDOW', 10, 1, 3600) * 1000,
     statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
-    batchAtomicTimeout: integer(env, 'BATCH_ATOMIC_TIMEOUT_MS', 5000, 1, 3_600_000),
+    batchAtomicTimeout: integer(env, 'BATCH_ATOMIC_TIMEOUT_MS', 10_000, 1, 3_600_000),
     keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000,
     ...requestTimeouts(env),
     eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000,

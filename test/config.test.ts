@@ -170,7 +170,7 @@ t.test('EVENT_KEEPALIVE: seconds between the comments of an event stream', async
 })
 
 t.test('BATCH_ATOMIC_TIMEOUT_MS: how long the operations of a batch sharing one transaction may take', async t => {
-  t.equal(loadConfig(PRODUCTION).batchAtomicTimeout, 5000, '5 s by default')
+  t.equal(loadConfig(PRODUCTION).batchAtomicTimeout, 10_000, '10 s by default, as DB_STATEMENT_TIMEOUT')
   t.equal(loadConfig({ ...PRODUCTION, BATCH_ATOMIC_TIMEOUT_MS: '250' }).batchAtomicTimeout, 250, 'in milliseconds')
   refused(t, { ...PRODUCTION, BATCH_ATOMIC_TIMEOUT_MS: '0' }, 'BATCH_ATOMIC_TIMEOUT_MS', /between 1 and 3600000/)
   refused(t, { ...PRODUCTION, BATCH_ATOMIC_TIMEOUT_MS: '3600001' }, 'BATCH_ATOMIC_TIMEOUT_MS', /between 1 and 3600000/)
