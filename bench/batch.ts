@@ -17,7 +17,9 @@ import { startService } from './lib/service'
 async function main (): Promise<void> {
   console.log('Starting PostgreSQL and the service ...')
   const db = await startDatabase()
-  const service = await startService(db.url, db.dir)
+  // BATCH_ATOMIC_TIMEOUT_MS, when set, reaches the service: a long one times a batch that the default would cut.
+  const limit = process.env.BATCH_ATOMIC_TIMEOUT_MS
+  const service = await startService(db.url, db.dir, { env: limit === undefined ? {} : { BATCH_ATOMIC_TIMEOUT_MS: limit } })
   const owner = await request(service.url, 'POST', '/api/auth/register', null, { email: 'batch@example.org', password: 'bench password 1', name: 'Batch' }) as { accessToken: string, user: { id: number } }
   const me = await request(service.url, 'GET', '/api/me', owner.accessToken) as { families: Array<{ id: number }> }
   const familyId = me.families[0].id
