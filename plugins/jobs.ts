@@ -1,13 +1,12 @@
-import { EventEmitter } from 'node:events'
 import fp from 'fastify-plugin'
-import { run, type Runner, type WorkerEvents } from 'graphile-worker'
 import type { PendingQuery, Row } from 'postgres'
 import { LOCKS, whileLocked } from '../db/locks'
-import { installQueue, QUEUE_SCHEMA, queueLogger, TASKS, type JobLog, type QueueLog } from '../db/queue'
-import { reminderTasks } from '../domain/reminders/tasks'
+import { installQueue, TASKS, type JobLog, type QueueLog } from '../db/queue'
+import { scanTask, sendTask } from '../domain/reminders/tasks'
 import { webhookTasks } from '../domain/webhooks/tasks'
-import { addJob, forceUnlockWorkers } from '../sql/queue'
+import { addJob } from '../sql/queue'
 import { queueEveryWebhook } from '../sql/webhooks'
+import { keepRunner, type KeptRunner } from './job-runner'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,14 +17,14 @@ declare module 'fastify' {
   }
 }
 
-/** Jobs one instance works on at once: sends wait on the network, not on the database. */
-export const QUEUE_CONCURRENCY = 2
-/** graphile-worker's own connections: one that listens for new jobs, and one for each job being taken or finished. */
-export const QUEUE_POOL_SIZE = QUEUE_CONCURRENCY + 1
-/** How often the worker looks for jobs that have come due (retries, the end of quiet hours), in milliseconds. */
-const POLL_INTERVAL_MS = 1000
-/** How long a worker that ended waits between tries to get its jobs back, while the database is away, in milliseconds. */
-const RECOVERY_RETRY_MS = 1000
+/**
+ * Workers of each runner. Webhooks' deliveries wait on the network, not on
+ * the database, and one maker's take one worker at a time (their queue):
+ * four makers' at once. Reminders' sends, one user's at a time, on two
+ * workers webhooks cannot take; the scan on one of its own, so that slow
+ * channels never hold it.
+ */
+export const RUNNERS = { webhooks: 4, reminders: 2, scan: 1 } as const
 /** How often each instance makes sure the next minute's scan is queued, in milliseconds. */
 export const SCAN_TICK_MS = 15_000
 
@@ -34,10 +33,11 @@ const SCAN_JOB = { jobKey: 'reminders_scan', queueName: 'reminders-scan', maxAtt
 
 /**
  * The job queue: graphile-worker's queue in the service's database, its
- * schema installed at start, and, unless JOB_WORKER=off, its worker, which
- * runs every background task of the service: the reminders' scan and
- * sending, the webhooks' deliveries. Every instance keeps the next minute's
- * reminder scan queued under one job key, so it runs once a minute in all.
+ * schema installed at start, and, unless JOB_WORKER=off, its worker: three
+ * runners, each taking only its own tasks, so that no kind of work waits
+ * behind another: the webhooks' deliveries, the reminders' sending and the
+ * reminders' scan. Every instance keeps the next minute's reminder scan
+ * queued under one job key, so it runs once a minute in all.
  * graphile-worker's own cron is not used: when the database is away at a
  * minute's tick it stops the whole worker for good. Stopped with the app:
  * the jobs in work finish first.
@@ -66,63 +66,17 @@ export default fp(async function jobs (fastify) {
     warn: (meta, message) => fastify.log.warn(meta, message)
   }
   let closing = false
-  // A worker that cannot record the end of its job, because the database is
-  // away, ends for good, and its job stays locked with its queue (a webhook's
-  // deliveries, the reminders' scan) for hours. Such workers are noted here;
-  // once the database answers, their jobs are unlocked and the runner starts
-  // afresh with all its workers. The job then runs again: at least once.
-  const events: WorkerEvents = new EventEmitter()
-  const ended = new Set<string>()
-  events.on('worker:fatalError', ({ worker }) => {
-    ended.add(worker.workerId)
-    recover()
-  })
-  const start = async (): Promise<Runner> => {
-    const started = await run({
-      connectionString: fastify.databaseUrl,
-      schema: QUEUE_SCHEMA,
-      concurrency: QUEUE_CONCURRENCY,
-      maxPoolSize: QUEUE_POOL_SIZE,
-      pollInterval: POLL_INTERVAL_MS,
-      noHandleSignals: true,
-      logger: queueLogger(log),
-      events,
-      taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) },
-      // No cron, and no crontab file read from the working folder.
-      parsedCronItems: []
-    })
-    started.promise.catch(error => { if (!closing) fastify.log.error({ err: error }, 'job queue: the worker stopped') })
-    return started
-  }
-  // null while a runner is being replaced.
-  let runner: Runner | null = await start()
-
-  let recovering: Promise<void> | null = null
-  function recover (): void {
-    if (recovering !== null) return
-    recovering = (async () => {
-      while (!closing && (ended.size > 0 || runner === null)) {
-        try {
-          if (ended.size > 0) {
-            const workers = [...ended]
-            await forceUnlockWorkers(sql, workers)
-            for (const worker of workers) ended.delete(worker)
-            fastify.log.warn({ workers }, 'job queue: a worker ended while the database was away; its jobs are unlocked and the worker starts again')
-            const stopping = runner
-            runner = null
-            await stopping?.stop()
-          }
-          if (!closing && runner === null) runner = await start()
-        } catch (error) {
-          fastify.log.warn({ err: error }, 'job queue: the worker could not start again yet; trying again')
-          await new Promise(resolve => setTimeout(resolve, RECOVERY_RETRY_MS))
-        }
-      }
-    })().finally(() => {
-      recovering = null
-      // A worker that ended as the last round finished.
-      if (!closing && (ended.size > 0 || runner === null)) recover()
-    })
+  const specs = [
+    { name: 'webhooks', concurrency: RUNNERS.webhooks, taskList: webhookTasks(sql, config, taskLog, () => closing) },
+    { name: 'reminders', concurrency: RUNNERS.reminders, taskList: sendTask(sql, config, taskLog) },
+    { name: 'scan', concurrency: RUNNERS.scan, taskList: scanTask(sql, taskLog) }
+  ]
+  const runners: KeptRunner[] = []
+  try {
+    for (const spec of specs) runners.push(await keepRunner(fastify.databaseUrl, sql, spec, fastify.log, log))
+  } catch (error) {
+    await Promise.all(runners.map(async runner => { await runner.stop() }))
+    throw error
   }
 
   // While the database is away the tick fails; it says so once, and again once it works.
@@ -144,7 +98,6 @@ export default fp(async function jobs (fastify) {
   fastify.addHook('onClose', async () => {
     closing = true
     clearInterval(ticking)
-    await recovering
-    await runner?.stop()
+    await Promise.all(runners.map(async runner => { await runner.stop() }))
   })
 }, { name: 'jobs', dependencies: ['db', 'config'] })

@@ -1,8 +1,9 @@
+import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { TASKS } from '../db/queue'
 import type { Channel } from '../lib/channels'
 import type { Message } from '../lib/channels/types'
-import { addJob } from './queue'
+import { addJob, type JobOptions } from './queue'
 
 /** A reminder to record: an item's message for every channel of the family's members in one time zone. */
 export interface NewReminder {
@@ -15,6 +16,25 @@ export interface NewReminder {
 
 /** A delivery found `sending` this long ago belongs to a worker that stopped: it may be claimed again. */
 const STALE_CLAIM = '10 minutes'
+
+/**
+ * The job of sending a reminder, under one key a reminder, in its user's
+ * queue: one user's reminders are sent one at a time, so a slow channel
+ * holds one worker at most. `id` and `userId` are SQL expressions.
+ */
+function sendJob (db: Db, id: PendingQuery<Row[]>, userId: PendingQuery<Row[]>, options: Pick<JobOptions, 'runAt' | 'jobKeyMode'> = {}): PendingQuery<Row[]> {
+  return addJob(db, TASKS.send, db`json_build_object('deliveryId', ${id})`, {
+    ...options, queueName: db`'reminders:' || ${userId}`, jobKey: db`'reminder:' || ${id}`
+  })
+}
+
+/** A reminder's job, from its id: now, or at `runAt`. */
+async function queueSend (db: Db, id: number, runAt: Date): Promise<void> {
+  await db`
+    select ${sendJob(db, db`d.id`, db`d.user_id`, { runAt: db`${runAt}::timestamptz` })}
+    from reminder_deliveries d where d.id = ${id}
+  `
+}
 
 /** The time zones of the users with channels, each with its today: a scan looks for each zone apart. */
 export async function recipientZones (db: Db): Promise<Array<{ timeZone: string, today: string }>> {
@@ -67,10 +87,7 @@ export async function recordReminders (db: Db, timeZone: string, reminders: NewR
       on conflict (user_id, channel_id, item_key) do nothing
       returning id, user_id
     )
-    select made.id, ${addJob(db, TASKS.send, db`json_build_object('deliveryId', made.id)`, {
-      runAt: db`quiet_hours_end(s.quiet_from, s.quiet_to, s.time_zone, now())`,
-      jobKey: db`'reminder:' || made.id`
-    })} as job
+    select made.id, ${sendJob(db, db`made.id`, db`made.user_id`, { runAt: db`quiet_hours_end(s.quiet_from, s.quiet_to, s.time_zone, now())` })} as job
     from made
     left join notification_settings s on s.user_id = made.user_id
   `
@@ -85,10 +102,7 @@ export async function recordReminders (db: Db, timeZone: string, reminders: NewR
  */
 export async function requeueOpen (db: Db, options: { userId: number, mode: 'replace' } | { mode: 'unsafe_dedupe' }): Promise<number> {
   const rows = await db`
-    select d.id, ${addJob(db, TASKS.send, db`json_build_object('deliveryId', d.id)`, {
-      jobKey: db`'reminder:' || d.id`,
-      jobKeyMode: options.mode
-    })} as job
+    select d.id, ${sendJob(db, db`d.id`, db`d.user_id`, { jobKeyMode: options.mode })} as job
     from reminder_deliveries d
     where (d.status = 'pending' or (d.status = 'sending' and d.claimed_at < now() - ${STALE_CLAIM}::interval))
       ${'userId' in options ? db`and d.user_id = ${options.userId} and d.attempts = 0` : db``}
@@ -132,7 +146,7 @@ export async function claimDelivery (db: Db, id: number): Promise<Claim> {
     return { kind: 'none' }
   }
   if (row.quietUntil !== null) {
-    await db`select ${addJob(db, TASKS.send, db`json_build_object('deliveryId', ${id}::integer)`, { runAt: db`${row.quietUntil}::timestamptz`, jobKey: db`${'reminder:' + id}` })}`
+    await queueSend(db, id, row.quietUntil)
     return { kind: 'deferred', until: row.quietUntil }
   }
   await db`update reminder_deliveries set status = 'sending', claimed_at = now(), attempts = attempts + 1 where id = ${id}`
@@ -172,6 +186,6 @@ export async function deliveryFailed (db: Db, id: number, reason: string, retryA
     where id = (select channel_id from failed)
   `
   if (retryAt !== null) {
-    await db`select ${addJob(db, TASKS.send, db`json_build_object('deliveryId', ${id}::integer)`, { runAt: db`${retryAt}::timestamptz`, jobKey: db`${'reminder:' + id}` })}`
+    await queueSend(db, id, retryAt)
   }
 }

@@ -85,6 +85,8 @@ export interface NtfyServer {
   delay: number
   /** When each POST arrived (Date.now()), answered with success or not. */
   hits: Array<{ path: string, at: number, status: number }>
+  /** The most POSTs it was answering at once. */
+  peakInFlight: number
 }
 
 /** Decodes a header written as an RFC 2047 encoded word, as ntfy does. */
@@ -95,9 +97,13 @@ function decodeHeader (value: string): string {
 
 /** An HTTP server that takes POSTs like an ntfy server's topics. */
 export async function ntfyServer (t: Test): Promise<NtfyServer> {
-  const state: NtfyServer = { origin: '', posts: [], status: 200, delay: 0, hits: [] }
+  const state: NtfyServer = { origin: '', posts: [], status: 200, delay: 0, hits: [], peakInFlight: 0 }
+  let inFlight = 0
   const server = http.createServer((request, response) => {
     state.hits.push({ path: request.url ?? '', at: Date.now(), status: state.status })
+    inFlight += 1
+    state.peakInFlight = Math.max(state.peakInFlight, inFlight)
+    response.on('close', () => { inFlight -= 1 })
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {

@@ -25,6 +25,8 @@ export interface Receiver {
   received: Received[]
   /** Requests that arrived, answered or not yet. */
   arrived: number
+  /** The most requests it was answering at once. */
+  peakInFlight: number
   /** What it answers: 204, 503, a redirect to /elsewhere, or 204 after `delay`. */
   mode: 'ok' | 'fail' | 'redirect'
   /** Milliseconds to wait before answering. */
@@ -56,10 +58,12 @@ function verify (secret: string | undefined, body: string, headers: http.Incomin
 export async function webhookReceiver (t: Test): Promise<Receiver> {
   let server: http.Server
   let port = 0
+  let inFlight = 0
   const state: Receiver = {
     origin: '',
     received: [],
     arrived: 0,
+    peakInFlight: 0,
     mode: 'ok',
     delay: 0,
     secrets: new Map(),
@@ -73,6 +77,9 @@ export async function webhookReceiver (t: Test): Promise<Receiver> {
   async function listen (): Promise<void> {
     server = http.createServer((request, response) => {
       state.arrived += 1
+      inFlight += 1
+      state.peakInFlight = Math.max(state.peakInFlight, inFlight)
+      response.on('close', () => { inFlight -= 1 })
       const chunks: Buffer[] = []
       request.on('data', (chunk: Buffer) => chunks.push(chunk))
       request.on('end', () => {
