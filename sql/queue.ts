@@ -16,12 +16,14 @@ export interface JobOptions {
   queueName?: string | PendingQuery<Row[]>
   /** The queue's own retries, for failures of the job itself (a database that went away); graphile-worker waits e^attempts seconds between them. */
   maxAttempts?: number
+  /** Marks to find the job by (a text[] expression); no worker of the service skips a job for them. */
+  flags?: PendingQuery<Row[]>
 }
 
 /**
  * A call of graphile_worker.add_job, as an expression: run it in the
  * transaction that records what the job is for. `payload`, `runAt`,
- * `jobKey` and `queueName` may be SQL fragments, so that one statement may
+ * `jobKey`, `queueName` and `flags` may be SQL fragments, so that one statement may
  * add a job per row.
  */
 export function addJob (db: Db, task: string, payload: PendingQuery<Row[]>, options: JobOptions = {}): PendingQuery<Row[]> {
@@ -32,7 +34,8 @@ export function addJob (db: Db, task: string, payload: PendingQuery<Row[]>, opti
     run_at => ${options.runAt ?? db`null::timestamptz`},
     max_attempts => ${options.maxAttempts ?? 10}::integer,
     job_key => ${options.jobKey ?? db`null::text`},
-    job_key_mode => ${options.jobKeyMode ?? 'replace'}::text
+    job_key_mode => ${options.jobKeyMode ?? 'replace'}::text,
+    flags => ${options.flags ?? db`null::text[]`}
   )`
 }
 

@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { QUEUE_SCHEMA, TASKS } from '../db/queue'
 import type { Position } from '../kinds/changes'
@@ -53,21 +54,55 @@ const columns = (db: Db) => db`
   disabled_at as "disabledAt", disabled_reason as "disabledReason"
 `
 
+/** The flag that marks each job of a webhook's deliveries, to find its waiting ones. */
+const jobFlag = (webhookId: number): string => `webhook:${webhookId}`
+
 /**
- * A job of a webhook's deliveries, in the webhook's own queue so that they
- * run one at a time, as the change log's trigger adds them. This one is the
- * webhook's next run, as deliveries themselves and the routes ask for it:
- * one waits at a time, under one key (`replace` moves it, `preserve_run_at`
- * keeps its time).
+ * Adds the next run of each webhook `which` selects (a condition on `w`),
+ * under one key a webhook (`replace` moves a waiting one, `preserve_run_at`
+ * keeps its time), in its maker's queue, as the change log's trigger adds
+ * the jobs of new changes: one maker's webhooks run one at a time. A
+ * webhook whose maker's account was deleted gets none.
  */
+async function queueRuns (db: Db, which: PendingQuery<Row[]>, runAt: PendingQuery<Row[]>, mode: 'replace' | 'preserve_run_at'): Promise<number> {
+  const rows = await db`
+    select ${addJob(db, TASKS.webhook, db`json_build_object('webhookId', w.id)`, {
+      queueName: db`'webhooks-by:' || w.created_by`,
+      jobKey: db`'webhook:' || w.id || ':next'`,
+      jobKeyMode: mode,
+      runAt,
+      maxAttempts: 25,
+      flags: db`array['webhook:' || w.id]`
+    })}
+    from webhooks w
+    where w.created_by is not null and ${which}
+  `
+  return rows.length
+}
+
+/** A webhook's next run, as deliveries themselves and the routes ask for it: now, or at `runAt`. */
 export async function queueWebhook (db: Db, webhookId: number, runAt: Date | null, mode: 'replace' | 'preserve_run_at'): Promise<void> {
-  await db`select ${addJob(db, TASKS.webhook, db`json_build_object('webhookId', ${webhookId}::integer)`, {
-    queueName: `webhook:${webhookId}`,
-    jobKey: db`${`webhook:${webhookId}:next`}::text`,
-    jobKeyMode: mode,
-    runAt: runAt === null ? undefined : db`${runAt}::timestamptz`,
-    maxAttempts: 25
-  })}`
+  await queueRuns(db, db`w.id = ${webhookId}`, runAt === null ? db`null::timestamptz` : db`${runAt}::timestamptz`, mode)
+}
+
+/** Drops a webhook's waiting jobs: a run in work finds the webhook as it is then. */
+async function dropWaitingJobs (db: Db, webhookId: number): Promise<void> {
+  await db`
+    select ${db(QUEUE_SCHEMA)}.complete_jobs(array(
+      select id from ${db(QUEUE_SCHEMA)}.jobs
+      where task_identifier = ${TASKS.webhook} and flags ? ${jobFlag(webhookId)} and locked_at is null
+    ))
+  `
+}
+
+/**
+ * A webhook's next run, behind the jobs already waiting in its maker's
+ * queue: its own waiting jobs go (that run delivers all they would), so
+ * the maker's other webhooks get their turn first.
+ */
+export async function queueWebhookLast (db: Db, webhookId: number): Promise<void> {
+  await dropWaitingJobs(db, webhookId)
+  await queueWebhook(db, webhookId, null, 'replace')
 }
 
 /** A family's webhooks, counted while no other one is being made for the family. */
@@ -119,27 +154,16 @@ export async function findWebhook (db: Db, familyId: number, webhookId: number):
 export async function deleteWebhook (db: Db, familyId: number, webhookId: number): Promise<boolean> {
   const rows = await db`delete from webhooks where id = ${webhookId} and family_id = ${familyId} returning id`
   if (rows.length === 0) return false
-  await db`
-    select ${db(QUEUE_SCHEMA)}.complete_jobs(array(
-      select id from ${db(QUEUE_SCHEMA)}.jobs
-      where task_identifier = ${TASKS.webhook} and queue_name = ${`webhook:${webhookId}`} and locked_at is null
-    ))
-  `
+  await dropWaitingJobs(db, webhookId)
   return true
 }
 
-/** Queues a run of every enabled webhook, unless one waits: at start, for the jobs a lost queue or a restore did not make. */
+/**
+ * Queues a run of every enabled webhook, unless one waits, at its next
+ * attempt's time: at start, for the jobs a lost queue or a restore did not make.
+ */
 export async function queueEveryWebhook (db: Db): Promise<number> {
-  const rows = await db`
-    select ${addJob(db, TASKS.webhook, db`json_build_object('webhookId', id)`, {
-      queueName: db`'webhook:' || id`,
-      jobKey: db`'webhook:' || id || ':next'`,
-      jobKeyMode: 'preserve_run_at',
-      maxAttempts: 25
-    })}
-    from webhooks where disabled_at is null
-  `
-  return rows.length
+  return await queueRuns(db, db`w.disabled_at is null`, db`w.next_attempt_at`, 'preserve_run_at')
 }
 
 /**

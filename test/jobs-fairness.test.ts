@@ -1,5 +1,6 @@
 import t from 'tap'
-import { build, call, familyOf, register, type App, type Pair } from './helper'
+import { build, changesSince, familyOf, register, type App, type Pair } from './helper'
+import { measurements, twoFamilies, webhook } from './job-helpers'
 import { ntfyServer, until, type NtfyServer } from './reminder-receivers'
 import { addChild, addVaccine, setChannels, utcDays } from './reminder-data'
 import { webhookReceiver, type Receiver } from './webhook-receiver'
@@ -11,7 +12,6 @@ import { webhookReceiver, type Receiver } from './webhook-receiver'
 // still going on, not how long anything took.
 
 const ENV = { REGISTRATION: 'open', JOB_WORKER: 'on', WEBHOOK_ALLOW_PRIVATE: 'true' }
-const DAY = '2024-03-01'
 
 /** The reminders a topic received, without its test message. */
 function reminders (ntfy: NtfyServer, topic: string): string[] {
@@ -28,49 +28,54 @@ async function dueReminder (app: App, ntfy: NtfyServer, topic: string): Promise<
   return user
 }
 
-async function webhook (app: App, owner: Pair, familyId: number, receiver: Receiver, path: string): Promise<void> {
-  const res = await call(app, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: `${receiver.origin}${path}` })
-  if (res.statusCode !== 201) throw new Error(`webhook answered ${res.statusCode}: ${res.body}`)
-  receiver.secrets.set(path, res.json().secret)
-}
-
-async function measurements (app: App, owner: Pair, childId: number, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    const res = await call(app, owner, 'POST', `/api/children/${childId}/measurements`, { measuredAt: DAY, weightKg: 10 + i / 100 })
-    if (res.statusCode !== 201) throw new Error(`write answered ${res.statusCode}: ${res.body}`)
-  }
-}
-
-/** An owner with two families and three webhooks on a receiver that answers late, each with `changes` changes to deliver. */
-async function slowOwner (app: App, receiver: Receiver, changes: number): Promise<string[]> {
+/**
+ * An owner with two families and three webhooks on a receiver that answers
+ * late; each family gets a child and `count` measurements. Answers each
+ * webhook's path with the cursors of the changes it is to deliver.
+ */
+async function slowOwner (app: App, receiver: Receiver, count: number): Promise<Map<string, string[]>> {
   const owner = await register(app)
-  const second = await call(app, owner, 'POST', '/api/families', { name: 'Second home' })
-  const families = [familyOf(owner), second.json().id as number]
-  const paths = ['/first-a', '/first-b', '/second']
-  await webhook(app, owner, families[0], receiver, paths[0])
-  await webhook(app, owner, families[0], receiver, paths[1])
-  await webhook(app, owner, families[1], receiver, paths[2])
+  const families = await twoFamilies(app, owner)
+  const hooks = [
+    { path: '/first-a', familyId: families[0] }, { path: '/first-b', familyId: families[0] }, { path: '/second', familyId: families[1] }
+  ]
+  const made = await Promise.all(hooks.map(async hook => await webhook(app, owner, hook.familyId, receiver, hook.path)))
   for (const familyId of families) {
     const child = await addChild(app, owner, familyId, 'Ada Slow', '2023-01-01')
-    await measurements(app, owner, child, changes)
+    await measurements(app, owner, child, count)
   }
-  return paths
+  const feeds = await Promise.all(hooks.map(async (hook, i) => (await changesSince(app, owner, hook.familyId, made[i].cursor)).data.map(change => change.cursor)))
+  return new Map(hooks.map((hook, i) => [hook.path, feeds[i]]))
 }
 
-t.test('an owner\'s slow webhooks hold no reminder: the scan and the send of a due reminder go out while their deliveries run', async t => {
+t.test('an owner\'s slow webhooks, across their families, take one worker at a time: another family\'s webhook and a due reminder go out while their deliveries run', async t => {
   const slow = await webhookReceiver(t)
-  slow.delay = 1500
+  slow.delay = 1000
+  const fast = await webhookReceiver(t)
   const ntfy = await ntfyServer(t)
-  const app = await build(t, { env: ENV })
-  const changes = 8
-  const paths = await slowOwner(app, slow, changes)
+  // Slow answers are not backed off here: the workers alone are under test.
+  const app = await build(t, { env: { ...ENV, WEBHOOK_SLOW_MS: '120000' } })
+  const feeds = await slowOwner(app, slow, 6)
+  const paths = [...feeds.keys()]
+  const total = [...feeds.values()].flat().length
   await until(() => slow.arrived >= 1, 20_000, 'the slow deliveries in work')
+  const undelivered = (): string[] => paths.filter(path => new Set(slow.acknowledged(path)).size < (feeds.get(path) ?? []).length)
+
+  const other = await register(app)
+  const hook = await webhook(app, other, familyOf(other), fast, '/other')
+  await measurements(app, other, await addChild(app, other, familyOf(other), 'Otto Other', '2023-01-01'), 1)
+  const otherChanges = (await changesSince(app, other, familyOf(other), hook.cursor)).data.length
+  await until(() => fast.acknowledged('/other').length >= otherChanges, 60_000, 'the other family\'s changes')
+  t.same(undelivered(), paths, `the other family's changes arrived while every slow webhook still had changes to deliver (${slow.received.length} of ${total} delivered)`)
 
   await dueReminder(app, ntfy, '/noa')
   await app.reminders.scanSoon()
   await until(() => reminders(ntfy, '/noa').length === 1, 60_000, 'the reminder')
-  const complete = paths.filter(path => new Set(slow.acknowledged(path)).size >= changes)
-  t.same(complete, [], `the reminder left while every slow webhook still had changes to deliver (${slow.received.length} of ${3 * changes} delivered)`)
+  t.same(undelivered(), paths, `the reminder left while every slow webhook still had changes to deliver (${slow.received.length} of ${total} delivered)`)
+
+  await until(() => undelivered().length === 0, 120_000, 'every slow delivery')
+  t.equal(slow.peakInFlight, 1, 'the owner\'s three webhooks were delivered one request at a time')
+  for (const path of paths) t.same(slow.acknowledged(path), feeds.get(path), `${path}: each change once, in the feed's order`)
 })
 
 t.test('one user\'s slow channel holds one of the reminders\' workers at most: the scan and another user\'s reminder go out meanwhile', async t => {

@@ -90,7 +90,7 @@ async function allDelivered (f: Family, receiver: Receiver, path: string, since:
     }, ms, `every change at ${path}`)
   } catch (error) {
     // What the queue and the webhooks were doing, to tell why.
-    const jobs = await f.app.sql`select queue_name, key, run_at, locked_at, attempts, last_error from graphile_worker.jobs order by id`
+    const jobs = await f.app.sql`select queue_name, key, flags, run_at, locked_at, attempts, last_error from graphile_worker.jobs order by id`
     const hooks = await f.app.sql`select id, after_seq, failures, failing_since, next_attempt_at, last_error, disabled_at from webhooks`
     const log = await f.app.sql`select attempted_at, status_code, error from webhook_deliveries order by id desc limit 5`
     throw new Error(`${(error as Error).message}: ${receiver.acknowledged(path).length} of ${changes.length}; jobs ${JSON.stringify(jobs)}; webhooks ${JSON.stringify(hooks)}; log ${JSON.stringify(log)}`)
@@ -202,7 +202,7 @@ t.test('failing for WEBHOOK_GIVE_UP_MS disables the webhook; enabled again, it d
   t.match(disabled, { enabled: false, disabledAt: String, disabledReason: /^Every delivery failed for 1\.5 s, \d+ attempts; the last one: the webhook could not be reached$/ }, 'the listing says why')
   t.ok(Date.parse(disabled.disabledAt) - Date.parse(disabled.failingSince) >= 1500, 'after the give-up time')
 
-  const jobs = async () => (await f.app.sql`select count(*)::int as n from graphile_worker.jobs where queue_name = ${`webhook:${hook.id as number}`}`)[0].n
+  const jobs = async () => (await f.app.sql`select count(*)::int as n from graphile_worker.jobs where flags ? ${`webhook:${hook.id as number}`}`)[0].n
   await until(async () => await jobs() === 0, 20_000, 'the jobs of before done')
   await writers([f.app], f, 4, 2)
   t.equal(await jobs(), 0, 'a disabled webhook gets no job')
@@ -270,7 +270,7 @@ t.test('events choose the kinds sent; a deleted webhook sends nothing more', asy
   await writers([f.app], f, 1, 1)
   await until(() => receiver.received.some(item => item.path === '/all' && item.status === 503), 20_000, 'a failure')
   t.equal((await call(f.app, f.owner, 'DELETE', `/api/families/${f.familyId}/webhooks/${all.id as number}`)).statusCode, 204)
-  const [{ jobs }] = await f.app.sql`select count(*)::int as jobs from graphile_worker.jobs where queue_name = ${`webhook:${all.id as number}`} and locked_at is null`
+  const [{ jobs }] = await f.app.sql`select count(*)::int as jobs from graphile_worker.jobs where flags ? ${`webhook:${all.id as number}`} and locked_at is null`
   t.equal(jobs, 0, 'its waiting jobs are gone')
   receiver.mode = 'ok'
   const seen = receiver.received.filter(item => item.path === '/all').length
@@ -295,7 +295,7 @@ t.test('a webhook deleted while a delivery is in work: that delivery ends quietl
   await writers([f.app], f, 2, 1)
   await new Promise(resolve => setTimeout(resolve, 1500))
   t.equal(receiver.arrived, 1, 'nothing more sent')
-  const jobs = await f.app.sql`select attempts, last_error as "lastError" from graphile_worker.jobs where queue_name = ${`webhook:${hook.id as number}`}`
+  const jobs = await f.app.sql`select attempts, last_error as "lastError" from graphile_worker.jobs where flags ? ${`webhook:${hook.id as number}`}`
   t.same(jobs, [], 'no job left over, none failed')
   const [{ log }] = await f.app.sql`select count(*)::int as log from webhook_deliveries`
   t.equal(log, 0, 'no attempt logged for the deleted webhook')

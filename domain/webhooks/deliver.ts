@@ -9,10 +9,10 @@ import { PostError, postOnce } from '../../lib/outbound-post'
 import { signedHeaders } from '../../lib/webhooks/sign'
 import { changesAfter, changesHeldBack, familyClock, familyPositions } from '../../sql/changes'
 import {
-  disableWebhook, logAttempt, moveWebhook, pruneAttempts, queueWebhook, retryWebhookAt, webhookDelivers, webhookFailed, webhookTarget, type WebhookTarget
+  disableWebhook, logAttempt, moveWebhook, pruneAttempts, queueWebhook, queueWebhookLast, retryWebhookAt, webhookDelivers, webhookFailed, webhookTarget, type WebhookTarget
 } from '../../sql/webhooks'
 
-/** Changes one job delivers at most; then the webhook's next job goes on, so that other jobs get their turn. */
+/** Changes one job delivers at most; then the webhook's next job goes on, behind the jobs waiting, so that other jobs get their turn. */
 export const BATCH = 100
 /** How soon a webhook looks again when its family's next changes wait for an older transaction to end, in milliseconds. */
 export const HELD_BACK_MS = 250
@@ -89,7 +89,9 @@ async function failed (sql: Sql, config: Config, hook: WebhookTarget, result: At
  * Delivers a webhook's changes, at most BATCH of them: nothing when it was
  * deleted, is disabled, or waits for a retry (whose own job comes then:
  * the jobs of new changes meanwhile find nothing to do). A change of a kind the webhook does not send is
- * passed over. The first failure stops the run and queues a retry. When
+ * passed over. The first failure stops the run and queues a retry. No
+ * attempt starts once WEBHOOK_JOB_BUDGET_MS have passed since the first:
+ * the rest goes to the webhook's next run, behind the jobs waiting. When
  * the worker is stopping, the run ends after the attempt in work and leaves
  * the rest to the next run, on whichever instance.
  */
@@ -111,15 +113,22 @@ export async function deliverWebhook (sql: Sql, config: Config, webhookId: numbe
     await queueWebhook(sql, hook.id, new Date(Date.now() + HELD_BACK_MS), 'preserve_run_at')
     return 'waiting'
   }
+  const began = performance.now()
+  let attempted = false
+  let cut = false
   let passed: StoredChange | null = null
   for (const change of batch) {
-    if (stopping()) break
+    if (stopping() || (attempted && performance.now() - began >= config.webhooks.jobBudgetMs)) {
+      cut = true
+      break
+    }
     if (hook.events !== null && !hook.events.includes(change.kind)) {
       passed = change
       continue
     }
     // Stopped meanwhile: its maker is no longer an owner, or it was disabled or deleted.
     if (!(await webhookDelivers(sql, hook.id))) return 'none'
+    attempted = true
     const result = await attempt(config, hook, change, clock.epoch)
     if (result.error !== null) {
       if (passed !== null) await moveWebhook(sql, hook.id, { ...passed, epoch: clock.epoch }, false)
@@ -136,7 +145,7 @@ export async function deliverWebhook (sql: Sql, config: Config, webhookId: numbe
   }
   if (passed !== null) await moveWebhook(sql, hook.id, { ...passed, epoch: clock.epoch }, false)
   await pruneAttempts(sql, hook.id)
-  if (batch.length < BATCH && !stopping()) return 'delivered'
-  await queueWebhook(sql, hook.id, null, 'replace')
+  if (!cut && batch.length < BATCH) return 'delivered'
+  await sql.begin(async tx => { await queueWebhookLast(tx, hook.id) })
   return 'more'
 }

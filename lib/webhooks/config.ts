@@ -1,7 +1,7 @@
 import { ConfigError } from '../config-error'
 import { integer, text, type Env } from '../config-readers'
 
-/** How webhooks are delivered: the wait before each retry, when to give up, how long one attempt may take. */
+/** How webhooks are delivered: the wait before each retry, when to give up, how long one attempt and one job may take. */
 export interface WebhooksConfig {
   /** The wait before the first retry of a failed delivery, in milliseconds. */
   retryMs: number
@@ -13,6 +13,8 @@ export interface WebhooksConfig {
   giveUpMs: number
   /** The longest one attempt may take, in milliseconds. */
   timeoutMs: number
+  /** How long one job of a webhook's deliveries may start attempts, in milliseconds; then the webhook goes on in a later job. */
+  jobBudgetMs: number
 }
 
 /** A factor like 2 or 1.5: at least 1, at most 10. */
@@ -34,6 +36,7 @@ export function webhooksConfig (env: Env): WebhooksConfig {
     retryGrowth: factor(env, 'WEBHOOK_RETRY_GROWTH', 2),
     retryMaxMs,
     giveUpMs: integer(env, 'WEBHOOK_GIVE_UP_MS', 86_400_000, 1_000, 30 * 86_400_000),
-    timeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 10, 1, 120) * 1000
+    timeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 10, 1, 120) * 1000,
+    jobBudgetMs: integer(env, 'WEBHOOK_JOB_BUDGET_MS', 5_000, 100, 600_000)
   }
 }

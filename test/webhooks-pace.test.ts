@@ -1,0 +1,73 @@
+import t from 'tap'
+import { buildApp } from '../app'
+import { build, changesSince, familyOf, join, register, testConfig } from './helper'
+import { measurements, twoFamilies, webhook } from './job-helpers'
+import { until } from './reminder-receivers'
+import { addChild } from './reminder-data'
+import { webhookReceiver } from './webhook-receiver'
+
+// When a webhook's deliveries run: a job's time budget, after which the
+// webhook goes on in a later job behind the others waiting; none for a
+// webhook whose maker is gone; a retry's time kept across a lost queue.
+
+const ENV = { REGISTRATION: 'open', JOB_WORKER: 'on', WEBHOOK_ALLOW_PRIVATE: 'true' }
+
+t.test('a job\'s time budget spent, the webhook goes on in a later job behind its maker\'s other webhook, nothing lost and nothing out of order', async t => {
+  const receiver = await webhookReceiver(t)
+  receiver.delay = 200
+  const app = await build(t, { env: { ...ENV, WEBHOOK_JOB_BUDGET_MS: '300' } })
+  const owner = await register(app)
+  const [first, second] = await twoFamilies(app, owner)
+  const a = await webhook(app, owner, first, receiver, '/a')
+  await webhook(app, owner, second, receiver, '/b')
+  await measurements(app, owner, await addChild(app, owner, first, 'Ada Long', '2023-01-01'), 16)
+  await addChild(app, owner, second, 'Bo Short', '2023-01-01')
+
+  const feed = (await changesSince(app, owner, first, a.cursor)).data.map(change => change.cursor)
+  t.ok(feed.length >= 17, `the child and its 16 measurements: ${feed.length} changes`)
+  await until(() => receiver.acknowledged('/a').length >= feed.length && receiver.acknowledged('/b').length >= 1, 60_000, 'every change')
+  t.same(receiver.acknowledged('/a'), feed, 'every change of the long run once, in the feed\'s order, across its jobs')
+  const paths = receiver.received.map(item => item.path)
+  t.ok(paths.indexOf('/b') < paths.lastIndexOf('/a'), `the other webhook's change came before the long run was through: ${paths.join(' ')}`)
+  t.equal(receiver.peakInFlight, 1, 'one maker\'s webhooks, one request at a time')
+})
+
+t.test('a webhook whose maker\'s account was deleted gets no job and sends nothing', async t => {
+  const receiver = await webhookReceiver(t)
+  const app = await build(t, { env: ENV })
+  const maker = await register(app)
+  const owner = await register(app)
+  const familyId = familyOf(maker)
+  await join(app, maker, familyId, owner, 'owner')
+  const hook = await webhook(app, maker, familyId, receiver, '/orphan')
+  const waiting = async (): Promise<number> => (await app.sql`select count(*)::int as jobs from graphile_worker.jobs where flags ? ${`webhook:${hook.id as number}`}`)[0].jobs
+  await until(async () => await waiting() === 0, 20_000, 'its first run done')
+  await app.sql.begin(async tx => {
+    await tx`select begin_change(null, null)`
+    await tx`delete from users where id = ${maker.user.id}`
+  })
+  await addChild(app, owner, familyId, 'Ivy Later', '2023-01-01')
+  t.equal(await waiting(), 0, 'no job waits for it')
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  t.equal(receiver.arrived, 0, 'nothing sent')
+})
+
+t.test('a webhook waiting for its retry when the queue\'s jobs were lost goes on at the retry\'s time once the service starts', async t => {
+  const receiver = await webhookReceiver(t)
+  receiver.mode = 'fail'
+  const env = { ...ENV, WEBHOOK_RETRY_MS: '3000' }
+  const app = await build(t, { env })
+  const owner = await register(app)
+  const hook = await webhook(app, owner, familyOf(owner), receiver, '/retry')
+  await addChild(app, owner, familyOf(owner), 'Rae Later', '2023-01-01')
+  await until(() => receiver.received.length >= 1, 20_000, 'the first attempt, failed')
+  await app.close()
+  await app.db.sql`drop schema graphile_worker cascade`
+  receiver.mode = 'ok'
+  const started = await buildApp(testConfig(t, app.db.url, env))
+  t.teardown(() => started.close())
+  await started.ready()
+  const feed = (await changesSince(started, owner, familyOf(owner), hook.cursor)).data.map(change => change.cursor)
+  await until(() => receiver.acknowledged('/retry').length >= feed.length, 20_000, 'the changes, once the retry\'s time came')
+  t.same(receiver.acknowledged('/retry'), feed, 'every change, in order')
+})
