@@ -21,6 +21,10 @@ export interface WebhookRow {
   failures: number
   failingSince: Date | null
   lastError: string | null
+  /** 2xx answers in a row slower than WEBHOOK_SLOW_MS. */
+  slowAnswers: number
+  /** While failing or slowed: when the next attempt may be made. */
+  nextAttemptAt: Date | null
   disabledAt: Date | null
   disabledReason: string | null
 }
@@ -51,7 +55,7 @@ const columns = (db: Db) => db`
   (select json_build_object('id', u.id, 'name', u.name) from users u where u.id = webhooks.created_by) as "createdBy",
   created_at as "createdAt", epoch, after_xid::text::int8 as xid, after_seq as seq,
   last_delivery_at as "lastDeliveryAt", failures, failing_since as "failingSince", last_error as "lastError",
-  disabled_at as "disabledAt", disabled_reason as "disabledReason"
+  slow_answers as "slowAnswers", next_attempt_at as "nextAttemptAt", disabled_at as "disabledAt", disabled_reason as "disabledReason"
 `
 
 /** The flag that marks each job of a webhook's deliveries, to find its waiting ones. */
@@ -180,7 +184,7 @@ export async function lockWebhookMaker (db: Db, familyId: number, webhookId: num
 /** Enables a webhook again from where it stopped, its failures forgotten, and queues its deliveries. */
 export async function enableWebhook (db: Db, familyId: number, webhookId: number): Promise<WebhookRow | undefined> {
   const [row] = await db<WebhookRow[]>`
-    update webhooks set disabled_at = null, disabled_reason = null, failures = 0, failing_since = null, next_attempt_at = null
+    update webhooks set disabled_at = null, disabled_reason = null, failures = 0, failing_since = null, next_attempt_at = null, slow_answers = 0
     where id = ${webhookId} and family_id = ${familyId}
     returning ${columns(db)}
   `
@@ -221,16 +225,25 @@ export async function webhookDelivers (db: Db, webhookId: number): Promise<boole
   return rows.length > 0
 }
 
-/** Moves a webhook past a change: delivered, or not of a kind it sends. False when the webhook is gone. */
-export async function moveWebhook (db: Db, webhookId: number, to: Position & { epoch: string }, delivered: boolean): Promise<boolean> {
-  const rows = await db`
+/**
+ * Moves a webhook past a change: delivered, with a fast or a slow answer, or
+ * not of a kind it sends (null). Answers the slow answers in a row and the
+ * time; undefined when the webhook is gone.
+ */
+export async function moveWebhook (
+  db: Db, webhookId: number, to: Position & { epoch: string }, answer: 'fast' | 'slow' | null
+): Promise<{ slowAnswers: number, now: Date } | undefined> {
+  const [row] = await db<Array<{ slowAnswers: number, now: Date }>>`
     update webhooks set
       epoch = ${to.epoch}, after_xid = ${String(to.xid)}::xid8, after_seq = ${to.seq}
-      ${delivered ? db`, last_delivery_at = now(), failures = 0, failing_since = null, last_error = null, next_attempt_at = null` : db``}
+      ${answer === null
+        ? db``
+        : db`, last_delivery_at = now(), failures = 0, failing_since = null, last_error = null, next_attempt_at = null,
+          slow_answers = ${answer === 'slow' ? db`slow_answers + 1` : db`0`}`}
     where id = ${webhookId}
-    returning id
+    returning slow_answers as "slowAnswers", now() as now
   `
-  return rows.length > 0
+  return row
 }
 
 /** Records a failed attempt on its webhook: the failures in a row, and when they began; undefined when the webhook is gone. */
@@ -247,7 +260,7 @@ export async function disableWebhook (db: Db, webhookId: number, reason: string)
   await db`update webhooks set disabled_at = now(), disabled_reason = ${reason}, next_attempt_at = null where id = ${webhookId}`
 }
 
-/** A failed webhook's next attempt: nothing is sent before, and its job waits until then. */
+/** A failed or slowed webhook's next attempt: nothing is sent before, and its job waits until then. */
 export async function retryWebhookAt (db: Db, webhookId: number, at: Date): Promise<void> {
   await db`update webhooks set next_attempt_at = ${at} where id = ${webhookId}`
   await queueWebhook(db, webhookId, at, 'replace')

@@ -279,11 +279,11 @@ t.test('PUBLIC_URL: the service\'s public address, read once, for share links an
 })
 
 t.test('webhooks: retries within 24 hours by default, each setting checked', async t => {
-  t.same(loadConfig(PRODUCTION).webhooks, { retryMs: 5000, retryGrowth: 2, retryMaxMs: 3_600_000, giveUpMs: 86_400_000, timeoutMs: 10_000, jobBudgetMs: 5000 })
+  t.same(loadConfig(PRODUCTION).webhooks, { retryMs: 5000, retryGrowth: 2, retryMaxMs: 3_600_000, giveUpMs: 86_400_000, timeoutMs: 10_000, jobBudgetMs: 5000, slowMs: 5000 })
   t.same(loadConfig({
     ...PRODUCTION, WEBHOOK_RETRY_MS: '200', WEBHOOK_RETRY_GROWTH: '1.5', WEBHOOK_RETRY_MAX_MS: '1000', WEBHOOK_GIVE_UP_MS: '60000', WEBHOOK_TIMEOUT: '3',
-    WEBHOOK_JOB_BUDGET_MS: '2500'
-  }).webhooks, { retryMs: 200, retryGrowth: 1.5, retryMaxMs: 1000, giveUpMs: 60_000, timeoutMs: 3000, jobBudgetMs: 2500 })
+    WEBHOOK_JOB_BUDGET_MS: '2500', WEBHOOK_SLOW_MS: '1500'
+  }).webhooks, { retryMs: 200, retryGrowth: 1.5, retryMaxMs: 1000, giveUpMs: 60_000, timeoutMs: 3000, jobBudgetMs: 2500, slowMs: 1500 })
   refused(t, { ...PRODUCTION, WEBHOOK_RETRY_MS: '50' }, 'WEBHOOK_RETRY_MS', /between 100 and/)
   refused(t, { ...PRODUCTION, WEBHOOK_RETRY_GROWTH: 'fast' }, 'WEBHOOK_RETRY_GROWTH', /a number like 2 or 1\.5/)
   refused(t, { ...PRODUCTION, WEBHOOK_RETRY_GROWTH: '0.5' }, 'WEBHOOK_RETRY_GROWTH', /between 1 and 10/)
@@ -292,6 +292,7 @@ t.test('webhooks: retries within 24 hours by default, each setting checked', asy
   refused(t, { ...PRODUCTION, WEBHOOK_TIMEOUT: '0' }, 'WEBHOOK_TIMEOUT', /between 1 and 120/)
   refused(t, { ...PRODUCTION, WEBHOOK_JOB_BUDGET_MS: '50' }, 'WEBHOOK_JOB_BUDGET_MS', /between 100 and 600000/)
   refused(t, { ...PRODUCTION, WEBHOOK_JOB_BUDGET_MS: '5s' }, 'WEBHOOK_JOB_BUDGET_MS', /a whole number/)
+  refused(t, { ...PRODUCTION, WEBHOOK_SLOW_MS: '99' }, 'WEBHOOK_SLOW_MS', /between 100 and 120000/)
 })
 
 t.test('PUBLIC_URL is read once; sign-in with an identity provider needs all of its settings', async t => {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildApp } from '../app'
-import { build, changesSince, familyOf, join, register, testConfig } from './helper'
+import { build, call, changesSince, familyOf, join, register, testConfig } from './helper'
 import { measurements, twoFamilies, webhook } from './job-helpers'
 import { until } from './reminder-receivers'
 import { addChild } from './reminder-data'
@@ -70,4 +70,36 @@ t.test('a webhook waiting for its retry when the queue\'s jobs were lost goes on
   const feed = (await changesSince(started, owner, familyOf(owner), hook.cursor)).data.map(change => change.cursor)
   await until(() => receiver.acknowledged('/retry').length >= feed.length, 20_000, 'the changes, once the retry\'s time came')
   t.same(receiver.acknowledged('/retry'), feed, 'every change, in order')
+})
+
+t.test('a receiver that answers 2xx but late is backed off like a failing one, its changes delivered and the webhook never disabled; a fast answer ends it', async t => {
+  const receiver = await webhookReceiver(t)
+  receiver.delay = 800
+  const app = await build(t, {
+    env: { ...ENV, WEBHOOK_SLOW_MS: '400', WEBHOOK_RETRY_MS: '1000', WEBHOOK_RETRY_GROWTH: '2', WEBHOOK_RETRY_MAX_MS: '4000', WEBHOOK_GIVE_UP_MS: '1000' }
+  })
+  const owner = await register(app)
+  const familyId = familyOf(owner)
+  const hook = await webhook(app, owner, familyId, receiver, '/late')
+  const url = `/api/families/${familyId}/webhooks/${hook.id as number}`
+  await measurements(app, owner, await addChild(app, owner, familyId, 'Lou Late', '2023-01-01'), 4)
+  const feed = (await changesSince(app, owner, familyId, hook.cursor)).data.map(change => change.cursor)
+  const state = async (): Promise<any> => (await call(app, owner, 'GET', url)).json()
+
+  await until(async () => (await state()).slowAnswers === 1, 20_000, 'the first slow answer')
+  const slowed = await state()
+  t.match(slowed, { enabled: true, failures: 0, failingSince: null, lastError: null, slowAnswers: 1, cursor: feed[0] }, 'slowed, not failing: the change delivered')
+  t.equal(Date.parse(slowed.nextAttemptAt) - Date.parse(slowed.lastDeliveryAt), 1000, 'the next attempt a retry\'s wait after the answer')
+  await until(async () => (await state()).slowAnswers === 3, 30_000, 'three slow answers in a row')
+  const log = (await call(app, owner, 'GET', `${url}/deliveries`)).json().data.reverse()
+  t.ok(log.every((item: any) => item.statusCode === 204 && item.error === null && item.durationMs >= 400), 'each a delivery, slower than WEBHOOK_SLOW_MS')
+  const waits = log.slice(1).map((item: any, i: number) => Date.parse(item.at) - Date.parse(log[i].at) - log[i].durationMs)
+  t.ok(waits[0] >= 950 && waits[1] >= 1950, `each wait after a slow answer is a retry's, longer each time: ${waits.join(', ')} ms`)
+  t.match(await state(), { enabled: true, failures: 0 }, 'slow for longer than WEBHOOK_GIVE_UP_MS, and not disabled')
+
+  receiver.delay = 0
+  await until(() => receiver.acknowledged('/late').length >= feed.length, 30_000, 'the rest, once answers are fast')
+  t.same(receiver.acknowledged('/late'), feed, 'every change once, in the feed\'s order')
+  await until(async () => (await state()).cursor === feed[feed.length - 1], 20_000, 'the last delivery recorded')
+  t.match(await state(), { enabled: true, failures: 0, slowAnswers: 0, nextAttemptAt: null, cursor: feed[feed.length - 1] }, 'a fast answer ends the slowing')
 })

@@ -17,7 +17,7 @@ export const BATCH = 100
 /** How soon a webhook looks again when its family's next changes wait for an older transaction to end, in milliseconds. */
 export const HELD_BACK_MS = 250
 
-export type Outcome = 'none' | 'delivered' | 'more' | 'waiting' | 'retrying' | 'disabled'
+export type Outcome = 'none' | 'delivered' | 'more' | 'waiting' | 'retrying' | 'slowed' | 'disabled'
 
 /** The wait before the attempt after `failures` failures in a row: WEBHOOK_RETRY_MS, times WEBHOOK_RETRY_GROWTH each time, at most WEBHOOK_RETRY_MAX_MS. */
 export function retryDelay (config: Config, failures: number): number {
@@ -86,10 +86,29 @@ async function failed (sql: Sql, config: Config, hook: WebhookTarget, result: At
 }
 
 /**
+ * Records a delivery: the webhook past the change, and the attempt logged.
+ * An answer slower than WEBHOOK_SLOW_MS also delays the next attempt as a
+ * failure's retry would, longer with each slow answer in a row; a fast one
+ * ends the slowing. 'none' when the webhook was deleted meanwhile.
+ */
+async function delivered (sql: Sql, config: Config, hook: WebhookTarget, to: Position & { epoch: string }, result: Attempt): Promise<'delivered' | 'slowed' | 'none'> {
+  const slow = result.durationMs > config.webhooks.slowMs
+  return await sql.begin(async tx => {
+    const moved = await moveWebhook(tx, hook.id, to, slow ? 'slow' : 'fast')
+    if (moved === undefined) return 'none'
+    await logAttempt(tx, hook.id, result)
+    if (!slow) return 'delivered'
+    await retryWebhookAt(tx, hook.id, new Date(moved.now.getTime() + retryDelay(config, moved.slowAnswers)))
+    return 'slowed'
+  })
+}
+
+/**
  * Delivers a webhook's changes, at most BATCH of them: nothing when it was
  * deleted, is disabled, or waits for a retry (whose own job comes then:
  * the jobs of new changes meanwhile find nothing to do). A change of a kind the webhook does not send is
- * passed over. The first failure stops the run and queues a retry. No
+ * passed over. The first failure stops the run and queues a retry, and
+ * so does the first slow answer, though its change is delivered. No
  * attempt starts once WEBHOOK_JOB_BUDGET_MS have passed since the first:
  * the rest goes to the webhook's next run, behind the jobs waiting. When
  * the worker is stopping, the run ends after the attempt in work and leaves
@@ -105,7 +124,7 @@ export async function deliverWebhook (sql: Sql, config: Config, webhookId: numbe
     // The family's data was restored: the webhook goes on from the restored data's last change.
     const [position] = await familyPositions(sql, [hook.familyId])
     from = { xid: position?.xid ?? 0, seq: position?.seq ?? 0 }
-    await moveWebhook(sql, hook.id, { ...from, epoch: clock.epoch }, false)
+    await moveWebhook(sql, hook.id, { ...from, epoch: clock.epoch }, null)
   }
   const batch = await changesAfter(sql, hook.familyId, from, BATCH)
   if (batch.length === 0) {
@@ -131,19 +150,19 @@ export async function deliverWebhook (sql: Sql, config: Config, webhookId: numbe
     attempted = true
     const result = await attempt(config, hook, change, clock.epoch)
     if (result.error !== null) {
-      if (passed !== null) await moveWebhook(sql, hook.id, { ...passed, epoch: clock.epoch }, false)
+      if (passed !== null) await moveWebhook(sql, hook.id, { ...passed, epoch: clock.epoch }, null)
       return await failed(sql, config, hook, result)
     }
-    const kept = await sql.begin(async tx => {
-      if (!(await moveWebhook(tx, hook.id, { ...change, epoch: clock.epoch }, true))) return false
-      await logAttempt(tx, hook.id, result)
-      return true
-    })
+    const outcome = await delivered(sql, config, hook, { ...change, epoch: clock.epoch }, result)
     // Deleted while the attempt was made.
-    if (!kept) return 'none'
+    if (outcome === 'none') return 'none'
     passed = null
+    if (outcome === 'slowed') {
+      await pruneAttempts(sql, hook.id)
+      return 'slowed'
+    }
   }
-  if (passed !== null) await moveWebhook(sql, hook.id, { ...passed, epoch: clock.epoch }, false)
+  if (passed !== null) await moveWebhook(sql, hook.id, { ...passed, epoch: clock.epoch }, null)
   await pruneAttempts(sql, hook.id)
   if (!cut && batch.length < BATCH) return 'delivered'
   await sql.begin(async tx => { await queueWebhookLast(tx, hook.id) })

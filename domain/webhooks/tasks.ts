@@ -12,6 +12,7 @@ export function webhookTasks (sql: Sql, config: Config, log: JobLog, stopping: (
       if (!Number.isSafeInteger(id)) return
       const outcome = await deliverWebhook(sql, config, id, stopping)
       if (outcome === 'retrying') log.warn({ webhook: id }, 'webhooks: a delivery failed; retrying')
+      if (outcome === 'slowed') log.info({ webhook: id }, 'webhooks: a receiver answered slowly; its next delivery waits')
       if (outcome === 'disabled') log.warn({ webhook: id }, 'webhooks: a webhook failed for too long and is disabled')
     }
   }

@@ -1,7 +1,7 @@
 import { ConfigError } from '../config-error'
 import { integer, text, type Env } from '../config-readers'
 
-/** How webhooks are delivered: the wait before each retry, when to give up, how long one attempt and one job may take. */
+/** How webhooks are delivered: the wait before each retry, when to give up, how long one attempt and one job may take, what answer is slow. */
 export interface WebhooksConfig {
   /** The wait before the first retry of a failed delivery, in milliseconds. */
   retryMs: number
@@ -15,6 +15,8 @@ export interface WebhooksConfig {
   timeoutMs: number
   /** How long one job of a webhook's deliveries may start attempts, in milliseconds; then the webhook goes on in a later job. */
   jobBudgetMs: number
+  /** An answer later than this, in milliseconds, though a success, delays the next attempt as a failure would. */
+  slowMs: number
 }
 
 /** A factor like 2 or 1.5: at least 1, at most 10. */
@@ -37,6 +39,7 @@ export function webhooksConfig (env: Env): WebhooksConfig {
     retryMaxMs,
     giveUpMs: integer(env, 'WEBHOOK_GIVE_UP_MS', 86_400_000, 1_000, 30 * 86_400_000),
     timeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 10, 1, 120) * 1000,
-    jobBudgetMs: integer(env, 'WEBHOOK_JOB_BUDGET_MS', 5_000, 100, 600_000)
+    jobBudgetMs: integer(env, 'WEBHOOK_JOB_BUDGET_MS', 5_000, 100, 600_000),
+    slowMs: integer(env, 'WEBHOOK_SLOW_MS', 5_000, 100, 120_000)
   }
 }

@@ -34,6 +34,12 @@ const WebhookFields = {
   failures: Type.Integer({ minimum: 0, description: 'Failed attempts in a row since the last delivery' }),
   failingSince: { ...Nullable(Timestamp), description: 'When the first of those failures happened; null while deliveries succeed' },
   lastError: Nullable(Type.String({ description: 'Why the last failed attempt failed' })),
+  slowAnswers: Type.Integer({
+    minimum: 0,
+    description: 'Answers in a row that were 2xx but slower than WEBHOOK_SLOW_MS (5 s by default): more than 0 while the webhook is slowed. ' +
+      'Each waits before the next attempt as a failure would, longer each time; a fast answer ends it. A slow answer delivers its change and never disables the webhook'
+  }),
+  nextAttemptAt: { ...Nullable(Timestamp), description: 'While failing or slowed: when the next attempt may be made; null once an answer came 2xx and fast' },
   disabledAt: Nullable(Timestamp),
   disabledReason: Nullable(Type.String({
     description: 'Why the webhook was disabled: its deliveries failed for too long, or its maker left the family, was removed from it, ' +
