@@ -1,7 +1,8 @@
 -- A webhook's deliveries run in its maker's queue of the job queue, no
 -- longer in one queue a webhook: one owner's webhooks, across all their
 -- families, take one worker at a time, and so one webhook's deliveries
--- still run one at a time, in order. Each job carries the flag
+-- still run one at a time, in order. Each job carries the flags
+-- `webhooks_deliver`, its task (a worker skips the tasks at capacity), and
 -- `webhook:<id>`, so that the webhook's waiting jobs can be found. A
 -- webhook whose maker's account was deleted gets no job: it is stopped.
 create or replace function queue_webhooks() returns trigger language plpgsql as $$
@@ -20,7 +21,7 @@ begin
     end if;
     perform graphile_worker.add_job(
       'webhooks_deliver', json_build_object('webhookId', hook.id),
-      queue_name => 'webhooks-by:' || hook.created_by, flags => array['webhook:' || hook.id]
+      queue_name => 'webhooks-by:' || hook.created_by, flags => array['webhooks_deliver', 'webhook:' || hook.id]
     );
   end loop;
   return null;

@@ -4,24 +4,22 @@ import { run, type Runner, type TaskList, type WorkerEvents } from 'graphile-wor
 import type { Sql } from '../db/client'
 import { QUEUE_SCHEMA, queueLogger, type QueueLog } from '../db/queue'
 import { forceUnlockWorkers } from '../sql/queue'
+import { capacities, type Capacity } from './job-capacity'
 
-/** How often a runner looks for jobs that have come due (retries, the end of quiet hours), in milliseconds. */
+/** How often each idle worker looks for jobs that have come due (retries, the end of quiet hours), in milliseconds. */
 const POLL_INTERVAL_MS = 1000
 /** How long a runner whose worker ended waits between tries to get its jobs back, while the database is away, in milliseconds. */
 const RECOVERY_RETRY_MS = 1000
 
-/** Some of the queue's tasks, on workers of their own: a runner takes only the jobs of its own tasks. */
+/** The queue's tasks, and the jobs of each that the runner works on at once: it has as many workers as these add up to. */
 export interface RunnerSpec {
-  /** What the log calls it. */
-  name: string
-  /** Jobs it works on at once. */
-  concurrency: number
+  capacity: Capacity
   taskList: TaskList
 }
 
-/** graphile-worker's connections of a runner: one that listens for new jobs, and one for each job being taken or finished. */
-export function runnerConnections (spec: Pick<RunnerSpec, 'concurrency'>): number {
-  return spec.concurrency + 1
+/** The runner's workers. */
+export function runnerWorkers (capacity: Capacity): number {
+  return Object.values(capacity).reduce((sum, jobs) => sum + jobs, 0)
 }
 
 export interface KeptRunner {
@@ -30,7 +28,9 @@ export interface KeptRunner {
 }
 
 /**
- * A graphile-worker runner of some tasks, kept running. A worker that cannot
+ * A graphile-worker runner of the queue's tasks, each with a capacity of its
+ * own (plugins/job-capacity.ts), kept running. Its connections: one that
+ * listens for new jobs, and one for each job being taken or finished. A worker that cannot
  * record the end of its job, because the database is away, ends for good,
  * and its job stays locked with its queue (a webhook's deliveries, the
  * reminders' scan) for hours. Such workers are noted here; once the database
@@ -38,9 +38,9 @@ export interface KeptRunner {
  * workers. The job then runs again: at least once.
  */
 export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: FastifyBaseLogger, queueLog: QueueLog): Promise<KeptRunner> {
-  const where = { runner: spec.name }
   let closing = false
   const events: WorkerEvents = new EventEmitter()
+  const { forbiddenFlags, taskList } = capacities(events, spec.capacity, spec.taskList)
   const ended = new Set<string>()
   events.on('worker:fatalError', ({ worker }) => {
     ended.add(worker.workerId)
@@ -50,17 +50,18 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
     const started = await run({
       connectionString: url,
       schema: QUEUE_SCHEMA,
-      concurrency: spec.concurrency,
-      maxPoolSize: runnerConnections(spec),
+      concurrency: runnerWorkers(spec.capacity),
+      maxPoolSize: runnerWorkers(spec.capacity) + 1,
       pollInterval: POLL_INTERVAL_MS,
       noHandleSignals: true,
       logger: queueLogger(queueLog),
       events,
-      taskList: spec.taskList,
+      taskList,
+      forbiddenFlags,
       // No cron, and no crontab file read from the working folder.
       parsedCronItems: []
     })
-    started.promise.catch(error => { if (!closing) log.error({ ...where, err: error }, 'job queue: the worker stopped') })
+    started.promise.catch(error => { if (!closing) log.error({ err: error }, 'job queue: the worker stopped') })
     return started
   }
   // null while the runner is being replaced.
@@ -76,14 +77,14 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
             const workers = [...ended]
             await forceUnlockWorkers(sql, workers)
             for (const worker of workers) ended.delete(worker)
-            log.warn({ ...where, workers }, 'job queue: a worker ended while the database was away; its jobs are unlocked and the worker starts again')
+            log.warn({ workers }, 'job queue: a worker ended while the database was away; its jobs are unlocked and the worker starts again')
             const stopping = runner
             runner = null
             await stopping?.stop()
           }
           if (!closing && runner === null) runner = await start()
         } catch (error) {
-          log.warn({ ...where, err: error }, 'job queue: the worker could not start again yet; trying again')
+          log.warn({ err: error }, 'job queue: the worker could not start again yet; trying again')
           await new Promise(resolve => setTimeout(resolve, RECOVERY_RETRY_MS))
         }
       }

@@ -6,7 +6,7 @@ import { scanTask, sendTask } from '../domain/reminders/tasks'
 import { webhookTasks } from '../domain/webhooks/tasks'
 import { addJob } from '../sql/queue'
 import { queueEveryWebhook } from '../sql/webhooks'
-import { keepRunner, type KeptRunner } from './job-runner'
+import { keepRunner } from './job-runner'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,13 +18,13 @@ declare module 'fastify' {
 }
 
 /**
- * Workers of each runner. Webhooks' deliveries wait on the network, not on
- * the database, and one maker's take one worker at a time (their queue):
- * four makers' at once. Reminders' sends, one user's at a time, on two
- * workers webhooks cannot take; the scan on one of its own, so that slow
- * channels never hold it.
+ * Jobs of each task an instance works on at once, each on workers the
+ * others cannot take. Webhooks' deliveries wait on the network, not on the
+ * database, and one maker's take one worker at a time (their queue): four
+ * makers' at once. Reminders' sends, one user's at a time (theirs), on two;
+ * the scan on one of its own, so that slow channels never hold it.
  */
-export const RUNNERS = { webhooks: 4, reminders: 2, scan: 1 } as const
+export const CAPACITY = { [TASKS.webhook]: 4, [TASKS.send]: 2, [TASKS.scan]: 1 }
 /** How often each instance makes sure the next minute's scan is queued, in milliseconds. */
 export const SCAN_TICK_MS = 15_000
 
@@ -33,10 +33,10 @@ const SCAN_JOB = { jobKey: 'reminders_scan', queueName: 'reminders-scan', maxAtt
 
 /**
  * The job queue: graphile-worker's queue in the service's database, its
- * schema installed at start, and, unless JOB_WORKER=off, its worker: three
- * runners, each taking only its own tasks, so that no kind of work waits
- * behind another: the webhooks' deliveries, the reminders' sending and the
- * reminders' scan. Every instance keeps the next minute's reminder scan
+ * schema installed at start, and, unless JOB_WORKER=off, its worker: one
+ * runner whose workers are shared out among the tasks, so that no kind of
+ * work waits behind another: the webhooks' deliveries, the reminders'
+ * sending and the reminders' scan. Every instance keeps the next minute's reminder scan
  * queued under one job key, so it runs once a minute in all.
  * graphile-worker's own cron is not used: when the database is away at a
  * minute's tick it stops the whole worker for good. Stopped with the app:
@@ -66,18 +66,10 @@ export default fp(async function jobs (fastify) {
     warn: (meta, message) => fastify.log.warn(meta, message)
   }
   let closing = false
-  const specs = [
-    { name: 'webhooks', concurrency: RUNNERS.webhooks, taskList: webhookTasks(sql, config, taskLog, () => closing) },
-    { name: 'reminders', concurrency: RUNNERS.reminders, taskList: sendTask(sql, config, taskLog) },
-    { name: 'scan', concurrency: RUNNERS.scan, taskList: scanTask(sql, taskLog) }
-  ]
-  const runners: KeptRunner[] = []
-  try {
-    for (const spec of specs) runners.push(await keepRunner(fastify.databaseUrl, sql, spec, fastify.log, log))
-  } catch (error) {
-    await Promise.all(runners.map(async runner => { await runner.stop() }))
-    throw error
-  }
+  const runner = await keepRunner(fastify.databaseUrl, sql, {
+    capacity: CAPACITY,
+    taskList: { ...webhookTasks(sql, config, taskLog, () => closing), ...sendTask(sql, config, taskLog), ...scanTask(sql, taskLog) }
+  }, fastify.log, log)
 
   // While the database is away the tick fails; it says so once, and again once it works.
   let failing = false
@@ -98,6 +90,6 @@ export default fp(async function jobs (fastify) {
   fastify.addHook('onClose', async () => {
     closing = true
     clearInterval(ticking)
-    await Promise.all(runners.map(async runner => { await runner.stop() }))
+    await runner.stop()
   })
 }, { name: 'jobs', dependencies: ['db', 'config'] })

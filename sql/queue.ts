@@ -16,13 +16,14 @@ export interface JobOptions {
   queueName?: string | PendingQuery<Row[]>
   /** The queue's own retries, for failures of the job itself (a database that went away); graphile-worker waits e^attempts seconds between them. */
   maxAttempts?: number
-  /** Marks to find the job by (a text[] expression); no worker of the service skips a job for them. */
+  /** Flags of the job besides its task's name, which every job carries (a text[] expression): marks to find it by. */
   flags?: PendingQuery<Row[]>
 }
 
 /**
  * A call of graphile_worker.add_job, as an expression: run it in the
- * transaction that records what the job is for. `payload`, `runAt`,
+ * transaction that records what the job is for. The job carries its task's
+ * name as a flag: a worker skips the tasks at capacity (plugins/jobs.ts). `payload`, `runAt`,
  * `jobKey`, `queueName` and `flags` may be SQL fragments, so that one statement may
  * add a job per row.
  */
@@ -35,7 +36,7 @@ export function addJob (db: Db, task: string, payload: PendingQuery<Row[]>, opti
     max_attempts => ${options.maxAttempts ?? 10}::integer,
     job_key => ${options.jobKey ?? db`null::text`},
     job_key_mode => ${options.jobKeyMode ?? 'replace'}::text,
-    flags => ${options.flags ?? db`null::text[]`}
+    flags => array[${task}::text] || ${options.flags ?? db`'{}'::text[]`}
   )`
 }
 
