@@ -18,7 +18,7 @@ export interface RunnerSpec {
 }
 
 /** The runner's workers. */
-export function runnerWorkers (capacity: Capacity): number {
+function runnerWorkers (capacity: Capacity): number {
   return Object.values(capacity).reduce((sum, jobs) => sum + jobs, 0)
 }
 
@@ -30,12 +30,12 @@ export interface KeptRunner {
 /**
  * A graphile-worker runner of the queue's tasks, each with a capacity of its
  * own (plugins/job-capacity.ts), kept running. Its connections: one that
- * listens for new jobs, and one for each job being taken or finished. A worker that cannot
- * record the end of its job, because the database is away, ends for good,
- * and its job stays locked with its queue (a webhook's deliveries, the
- * reminders' scan) for hours. Such workers are noted here; once the database
- * answers, their jobs are unlocked and the runner starts afresh with all its
- * workers. The job then runs again: at least once.
+ * listens for new jobs, and one for each job being taken or finished. A
+ * worker that cannot record the end of its job, because the database is
+ * away, ends for good, and its job stays locked with its queue (a webhook's
+ * deliveries, the reminders' scan) for hours. Such workers are noted here;
+ * once the database answers, their jobs are unlocked and the runner starts
+ * afresh with all its workers. The job then runs again: at least once.
  */
 export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: FastifyBaseLogger, queueLog: QueueLog): Promise<KeptRunner> {
   let closing = false

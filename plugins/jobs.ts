@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { PendingQuery, Row } from 'postgres'
 import { LOCKS, whileLocked } from '../db/locks'
 import { installQueue, TASKS, type JobLog, type QueueLog } from '../db/queue'
-import { scanTask, sendTask } from '../domain/reminders/tasks'
+import { reminderTasks } from '../domain/reminders/tasks'
 import { webhookTasks } from '../domain/webhooks/tasks'
 import { addJob } from '../sql/queue'
 import { queueEveryWebhook } from '../sql/webhooks'
@@ -33,11 +33,11 @@ const SCAN_JOB = { jobKey: 'reminders_scan', queueName: 'reminders-scan', maxAtt
 
 /**
  * The job queue: graphile-worker's queue in the service's database, its
- * schema installed at start, and, unless JOB_WORKER=off, its worker: one
- * runner whose workers are shared out among the tasks, so that no kind of
- * work waits behind another: the webhooks' deliveries, the reminders'
- * sending and the reminders' scan. Every instance keeps the next minute's reminder scan
- * queued under one job key, so it runs once a minute in all.
+ * schema installed at start, and, unless JOB_WORKER=off, its worker, whose
+ * workers are shared out among the tasks so that no kind of work waits
+ * behind another: the reminders' scan and sending, the webhooks'
+ * deliveries. Every instance keeps the next minute's reminder scan queued
+ * under one job key, so it runs once a minute in all.
  * graphile-worker's own cron is not used: when the database is away at a
  * minute's tick it stops the whole worker for good. Stopped with the app:
  * the jobs in work finish first.
@@ -68,7 +68,7 @@ export default fp(async function jobs (fastify) {
   let closing = false
   const runner = await keepRunner(fastify.databaseUrl, sql, {
     capacity: CAPACITY,
-    taskList: { ...webhookTasks(sql, config, taskLog, () => closing), ...sendTask(sql, config, taskLog), ...scanTask(sql, taskLog) }
+    taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) }
   }, fastify.log, log)
 
   // While the database is away the tick fails; it says so once, and again once it works.

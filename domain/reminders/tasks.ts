@@ -5,19 +5,13 @@ import type { Config } from '../../lib/config'
 import { deliverReminder } from './deliver'
 import { scanReminders } from './scan'
 
-/** The reminders' scan, a task of the job queue: the reminders due, recorded with their jobs. */
-export function scanTask (sql: Sql, log: JobLog): TaskList {
+/** The reminders' tasks of the job queue: the scan for reminders due, and the sending of one. */
+export function reminderTasks (sql: Sql, config: Config, log: JobLog): TaskList {
   return {
     [TASKS.scan]: async () => {
       const made = await scanReminders(sql)
       if (made > 0) log.info({ reminders: made }, 'reminders: new reminders to send')
-    }
-  }
-}
-
-/** The sending of one reminder to one channel, a task of the job queue. */
-export function sendTask (sql: Sql, config: Config, log: JobLog): TaskList {
-  return {
+    },
     [TASKS.send]: async payload => {
       const id = Number((payload as { deliveryId?: unknown }).deliveryId)
       if (!Number.isSafeInteger(id)) return
