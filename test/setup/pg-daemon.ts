@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { renameSync, writeFileSync } from 'node:fs'
 import { startEmbeddedDatabase } from '../../db/embedded'
 
 /**
@@ -12,7 +12,9 @@ async function main (): Promise<void> {
   const stop = (): void => { db.stop().finally(() => process.exit(0)) }
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)
-  writeFileSync(readyFile, JSON.stringify({ url: db.url }))
+  // Written whole, then renamed: before.ts never reads half of it.
+  writeFileSync(`${readyFile}.partial`, JSON.stringify({ url: db.url }))
+  renameSync(`${readyFile}.partial`, readyFile)
 }
 
 main().catch(error => {
