@@ -3,6 +3,7 @@ import { illnessMapping } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
+import { VisitLink } from './visit-link'
 
 /** A body temperature in °C, as an illness and its readings take it. */
 export const TemperatureC = Type.Number({ minimum: 34, maximum: 43, 'x-max-decimals': 2 })
@@ -14,7 +15,7 @@ export const IllnessFields = {
   symptoms: Type.Optional(Nullable(FreeText)),
   medications: Type.Optional(Nullable(FreeText)),
   temperatureC: Type.Optional(Nullable({ ...TemperatureC, description: 'the temperature noted with the illness, °C; while the illness has temperature readings, answers show their highest instead (the value sent is still stored, and shows again once no reading is left)' })),
-  visitId: Type.Optional(Nullable(Id)),
+  visitId: VisitLink('endDate', true),
   notes: Type.Optional(Nullable(FreeText))
 }
 
@@ -69,6 +70,8 @@ export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
   present: storedPresenter(Illness, columns, withIllnessStatus),
   writable: Object.keys(IllnessFields),
   dates: ['startDate', 'endDate'],
+  // A visit during the illness is the illness's visit: up to its end, or today while it goes on.
+  visitBy: { field: 'endDate', ongoing: true },
   sorts: { startDate: 'start_date', endDate: 'end_date', createdAt: 'created_at' },
   defaultSort: '-startDate',
   check: body => typeof body.endDate === 'string' && body.endDate < (body.startDate as string)

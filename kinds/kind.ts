@@ -95,6 +95,11 @@ export interface RecordKind<Kind extends string = string, Key extends string = s
   descriptions?: { list?: string, create?: string, exported?: string, change?: string }
   /** Query parameters that narrow a list. */
   filters?: Record<string, RecordFilter>
+  /**
+   * The field by which records of other kinds link to this one (a visit's
+   * `visitId`): their own date may not come before this record's date.
+   */
+  linkedAs?: string
   /** Body fields of POST only. */
   createFields?: TProperties
   /** The answer to a create, when it holds more than the record. */

@@ -4,6 +4,7 @@ import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/sche
 import { columnsOf, storedPresenter } from './columns'
 import type { Issue } from './rules'
 import type { RecordKind } from './kind'
+import { VisitLink } from './visit-link'
 
 const HeightCm = Type.Number({ minimum: 20, maximum: 250, 'x-max-decimals': 2 })
 const WeightKg = Type.Number({ minimum: 0.2, maximum: 250, 'x-max-decimals': 3 })
@@ -20,7 +21,7 @@ export const MeasurementValues = {
 export const MeasurementFields = {
   measuredAt: IsoDate,
   ...MeasurementValues,
-  visitId: Type.Optional(Nullable(Id))
+  visitId: VisitLink('measuredAt')
 }
 
 /** At least one of the three values. */

@@ -5,6 +5,7 @@ import { scheduleById } from '../lib/schedules'
 import { columnsOf, storedPresenter } from './columns'
 import type { ChildFacts, Issue } from './rules'
 import type { RecordKind } from './kind'
+import { VisitLink } from './visit-link'
 
 export const MedicalEventType = Type.String({ enum: ['vaccine', 'procedure', 'medication'] })
 
@@ -25,7 +26,7 @@ export const MedicalEventFields = {
   type: MedicalEventType,
   name: Name(200),
   description: Type.Optional(Nullable(FreeText)),
-  visitId: Type.Optional(Nullable(Id)),
+  visitId: VisitLink('date'),
   doseNumber: Type.Optional(Nullable(DoseNumber)),
   lotNumber: Type.Optional(Nullable(LotNumber)),
   site: Type.Optional(Nullable(Site)),

@@ -1,6 +1,7 @@
 // The rules between a record and its child that a schema cannot state:
-// dates within the child's life and not in the future, a link to a visit of
-// the same child, and the kind's own checks.
+// dates within the child's life and not in the future (a visit's up to 730
+// days ahead), a link to a visit of the same child on or before the record's
+// date, and the kind's own checks.
 
 type Values = Record<string, unknown>
 
@@ -19,6 +20,14 @@ export interface RuleSpec {
    * `from` and `to` filter on its date in UTC.
    */
   timestamps?: string[]
+  /**
+   * The record's own date, which a visit it links to may not be after: the
+   * field, and for a record that lasts (an illness, by its end), today while
+   * the field is unset. Default: the first of `dates`.
+   */
+  visitBy?: { field: string, ongoing?: boolean }
+  /** Date fields that may lie this many days ahead of the latest date of `dates` (a visit is an appointment too). */
+  ahead?: Record<string, number>
   /** Rules between fields of the body, as validation issues. */
   check?: (body: Values) => Issue[]
   /**
@@ -47,15 +56,33 @@ export function latestAllowedDate (): string {
   return latest.value
 }
 
+/** The latest date allowed `days` ahead of the latest date of a record. */
+export function latestAheadDate (days: number): string {
+  return new Date(Date.parse(`${latestAllowedDate()}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10)
+}
+
+/**
+ * The visit a body links to, as the database found it: whether it is a visit
+ * of the record's child (true when none is linked), and its date (null when
+ * none is linked or it is not known yet).
+ */
+export interface LinkedVisit {
+  ofChild: boolean
+  date: string | null
+}
+
+/** No visit linked, or the link not checked yet: only the rules that need no database. */
+export const NO_VISIT: LinkedVisit = { ofChild: true, date: null }
+
 const NOT_A_VISIT_OF_THE_CHILD: Issue = { path: '/body/visitId', message: 'must be a visit of the same child' }
 
 /**
  * The rules between records, given the child's date of birth (null: not
- * known yet, only the rules that need no database) and whether a linked
- * visit is the child's; with the child's facts, the rules that read them
- * too. The CSV import checks its rows with them too.
+ * known yet, only the rules that need no database) and the visit a body
+ * links to; with the child's facts, the rules that read them too. The CSV
+ * import checks its rows with them too.
  */
-export function ruleIssues (spec: RuleSpec, body: Values, birth: string | null, visitOk: boolean, child?: ChildFacts): Issue[] {
+export function ruleIssues (spec: RuleSpec, body: Values, birth: string | null, visit: LinkedVisit, child?: ChildFacts): Issue[] {
   const issues: Issue[] = [...(spec.check?.(body) ?? [])]
   if (child !== undefined && spec.childRules?.applies(body) === true) issues.push(...spec.childRules.check(body, child))
   const lastDate = latestAllowedDate()
@@ -63,7 +90,9 @@ export function ruleIssues (spec: RuleSpec, body: Values, birth: string | null, 
     const value = body[field]
     if (typeof value !== 'string') continue
     if (birth !== null && value < birth) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
-    if (value > lastDate) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
+    const ahead = spec.ahead?.[field]
+    if (ahead === undefined && value > lastDate) issues.push({ path: `/body/${field}`, message: 'must not be in the future' })
+    if (ahead !== undefined && value > latestAheadDate(ahead)) issues.push({ path: `/body/${field}`, message: `must not be more than ${ahead} days ahead` })
   }
   for (const field of spec.timestamps ?? []) {
     const value = body[field]
@@ -76,8 +105,22 @@ export function ruleIssues (spec: RuleSpec, body: Values, birth: string | null, 
     if (birth !== null && at < earliestInstantOf(birth)) issues.push({ path: `/body/${field}`, message: `must not be before the child's date of birth (${birth})` })
     if (at > Date.now() + DAY_MS) issues.push({ path: `/body/${field}`, message: 'must not be more than a day in the future' })
   }
-  if (!visitOk) issues.push(NOT_A_VISIT_OF_THE_CHILD)
+  if (!visit.ofChild) issues.push(NOT_A_VISIT_OF_THE_CHILD)
+  const own = ownDate(spec, body)
+  if (visit.date !== null && own !== null && visit.date > own.date) {
+    const before = own.ongoing ? `today while ${own.field} is not set` : own.field
+    issues.push({ path: '/body/visitId', message: `must be a visit on or before ${before} (the visit is on ${visit.date})` })
+  }
   return issues
+}
+
+/** The record's own date that a visit it links to may not be after, or null when it has none. */
+export function ownDate (spec: RuleSpec, body: Values): { field: string, date: string, ongoing: boolean } | null {
+  const by = spec.visitBy ?? (spec.dates[0] === undefined ? undefined : { field: spec.dates[0] })
+  if (by === undefined) return null
+  const value = body[by.field]
+  if (typeof value === 'string') return { field: by.field, date: value, ongoing: false }
+  return by.ongoing === true ? { field: by.field, date: latestAllowedDate(), ongoing: true } : null
 }
 
 const DAY_MS = 86400000

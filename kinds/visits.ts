@@ -4,13 +4,26 @@ import { FreeText, Id, IsoDate, Name, Nullable, StrictObject, Timestamp, Version
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
 import { checkValues, measurementKind, MeasurementValues } from './measurements'
+import { latestAllowedDate, type Issue } from './rules'
 
 const VISIT_TYPES = ['wellness', 'sick', 'injury', 'vision', 'dental'] as const
 
+/** How many days ahead a visit may lie: a visit is an appointment too. */
+export const VISIT_DAYS_AHEAD = 730
+
 export const VisitType = Type.String({ enum: [...VISIT_TYPES] })
 
+/** A visit's date, as its body takes it. */
+const VisitDate = Type.String({
+  ...IsoDate,
+  description: `The day of the visit, past or ahead: not before the child's date of birth, and at most ${VISIT_DAYS_AHEAD} days ahead ` +
+    '(after the latest date other records may have, today in UTC plus a day of slack for time zones). A visit ahead is an appointment: ' +
+    'it takes no measurement, and no record may link to it before its own date. Changing the date of a visit that records link to ' +
+    'is refused (400) when a linked record would come before it.'
+})
+
 export const VisitFields = {
-  date: IsoDate,
+  date: VisitDate,
   type: VisitType,
   provider: Type.Optional(Nullable(Name(200))),
   notes: Type.Optional(Nullable(FreeText))
@@ -34,7 +47,7 @@ export type Visit = Static<typeof Visit>
 
 export const VisitCreateFields = {
   measurement: Type.Optional(Nullable(StrictObject(MeasurementValues, {
-    description: 'A measurement taken at the visit: created with the visit\'s date and linked to it'
+    description: 'A measurement taken at the visit: created with the visit\'s date and linked to it; not with a visit after today (400)'
   })))
 }
 
@@ -66,9 +79,14 @@ export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   dates: ['date'],
   sorts: { date: 'date', type: 'type', createdAt: 'created_at' },
   defaultSort: '-date',
-  // The measurement a visit may be created with.
+  ahead: { date: VISIT_DAYS_AHEAD },
+  linkedAs: 'visitId',
+  // The measurement a visit may be created with: taken on the visit's day, so not at a visit ahead.
   check: body => {
     const measurement = body.measurement as Record<string, unknown> | null | undefined
-    return measurement == null ? [] : checkValues(measurement, '/body/measurement')
+    if (measurement == null) return []
+    const issues: Issue[] = checkValues(measurement, '/body/measurement')
+    if (typeof body.date === 'string' && body.date > latestAllowedDate()) issues.push({ path: '/body/measurement', message: 'must not be given with a visit after today' })
+    return issues
   }
 }

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import { ambientFamily } from '../db/ambient'
+import { NO_VISIT } from '../kinds/rules'
 import type { Db } from '../db/client'
 import { errors, invalidRequest, withDetails } from '../lib/errors'
 import { covers } from '../lib/roles'
@@ -237,13 +238,14 @@ export default fp(async function access (fastify) {
   async function createInOneStatement (request: FastifyRequest, options: ScopeOptions, how: OneStatementCreate, values: Record<string, unknown>): Promise<void> {
     const childId = read(request, locatorOf(options.target))
     if (typeof childId !== 'number') throw new errors.notFound(options.name ?? defaultName(options.target))
-    const early = how.rules(values, null, true)
+    const early = how.rules(values, null, NO_VISIT)
     const found = await createChecked(fastify.sql, {
       caller: callerOf(request.user),
       sessionId: request.user.sessionId,
       childId,
       dates: how.dates(values),
       visitId: typeof values.visitId === 'number' ? values.visitId : null,
+      visitBy: how.visitBy(values),
       rulesOk: early.length === 0,
       roles: rolesCovering(neededRole(request, options)),
       family: ambientFamily()
@@ -259,7 +261,7 @@ export default fp(async function access (fastify) {
       return
     }
     // Nothing was written: a rule that needs the child does not hold.
-    const issues = how.rules(values, target.childBirth, found.visitOk)
+    const issues = how.rules(values, target.childBirth, { ofChild: found.visitOk, date: found.visitDate })
     if (issues.length > 0) throw invalidRequest(issues)
     throw new Error('the record was not written although every check passed')
   }

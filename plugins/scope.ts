@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, Route
 import type { PendingQuery, Row } from 'postgres'
 import { errors, withDetails, type Issue } from '../lib/errors'
 import type { ChangeKind, RecordTable } from '../kinds/changes'
+import type { LinkedVisit } from '../kinds/rules'
 import { ifMatchVersions } from '../lib/etag'
 import { covers, FAMILY_ROLES, type FamilyRole } from '../lib/roles'
 import type { ClockOf } from '../sql/access'
@@ -70,10 +71,12 @@ export interface OneStatementCreate {
   values: (request: FastifyRequest) => Values | null
   /** The insert, from the rows of `actor`, which holds a row only when every check passed. */
   insert: (childId: number, values: Values, actor: Fragment) => Fragment
-  /** The rules between the record and its child; `birth` null and `visitOk` true for the rules that need no database. */
-  rules: (values: Values, birth: string | null, visitOk: boolean) => Issue[]
+  /** The rules between the record and its child; `birth` null and no visit for the rules that need no database. */
+  rules: (values: Values, birth: string | null, visit: LinkedVisit) => Issue[]
   /** The record's dates: none may be before the child's birth. */
   dates: (values: Values) => string[]
+  /** The record's own date, which a visit it links to may not be after; null when it has none. */
+  visitBy: (values: Values) => string | null
   /** The row as the API answers it. */
   present: (row: Values) => Values
 }

@@ -1,29 +1,28 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { PendingQuery, Row } from 'postgres'
-import type { Db, Tx } from '../db/client'
+import type { Tx } from '../db/client'
 import { errors, invalidRequest } from '../lib/errors'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, PATCH_RULE, Pagination, StrictObject, WithETag, errorResponses, patchFields
 } from '../lib/schemas'
 import { preconditionFailed, type OneStatementCreate } from '../plugins/access'
 import { beginChange } from '../sql/changes'
-import { childFacts } from '../sql/children'
 import { orderBy } from '../sql/list'
 import {
-  deleteRecord, findRecord, insertFrom, insertRecord, listBody, lockParent, lockRecord, recordVersion, replaceRecord, visitOfChild
+  deleteRecord, findRecord, insertFrom, insertRecord, linkedBefore, listBody, lockParent, lockRecord, recordVersion, replaceRecord
 } from '../sql/records'
 import { historyRoute } from './history'
 import { KINDS, type RegisteredKind } from '../kinds'
 import type { RecordTable } from '../kinds/changes'
 import { nounOf, type ParentSpec } from '../kinds/kind'
-import { ruleIssues } from '../kinds/rules'
+import { latestAllowedDate, ownDate, ruleIssues } from '../kinds/rules'
+import { checkRules, linkingTables } from './record-rules'
 
-export { latestAllowedDate, ruleIssues, type Issue } from '../kinds/rules'
+export { latestAllowedDate, NO_VISIT, ruleIssues, type Issue } from '../kinds/rules'
 
 type Values = Record<string, unknown>
 type Fragment = PendingQuery<Row[]>
-
 
 /** What makes one kind of a child's records served: its module in kinds/. */
 export type RecordSpec = RegisteredKind
@@ -37,14 +36,6 @@ function aNoun (spec: RecordSpec): string {
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 const ONE_STATEMENT = 'The token is checked first (401); the session, the family scope and the rules are checked in the statement that writes, after the body is validated: a malformed body is a 400 also for a revoked session, whose well-formed write is a 401 with nothing written.'
-
-/** The rules between records: dates within the child's life, links to a visit of the same child. */
-async function checkRules (db: Db, spec: RecordSpec, request: FastifyRequest, body: Values, childId: number): Promise<void> {
-  const visitOk = typeof body.visitId !== 'number' || await visitOfChild(db, body.visitId, childId)
-  const child = spec.childRules?.applies(body) === true ? await childFacts(db, childId) : undefined
-  const issues = ruleIssues(spec, body, request.scope.childBirth, visitOk, child ?? { scheduleId: null })
-  if (issues.length > 0) throw invalidRequest(issues)
-}
 
 /**
  * The routes of one kind of record, in both shapes of the API: under the child
@@ -73,6 +64,7 @@ export function recordRoutes (spec: RecordSpec) {
   const createBody = StrictObject({ ...spec.fields, ...spec.createFields })
   const flatCreateBody = StrictObject({ childId: Id, ...spec.fields, ...spec.createFields })
   const respond = (row: Values): Values => spec.toResponse?.(row) ?? row
+  const linking = linkingTables(spec)
 
   return async function plugin (fastify: FastifyInstance): Promise<void> {
     const { sql } = fastify
@@ -128,8 +120,9 @@ export function recordRoutes (spec: RecordSpec) {
         return spec.childRules?.applies(values) === true ? null : values
       },
       insert: (childId, values, actor) => insertFrom(sql, spec, childId, values, actor),
-      rules: (values, birth, visitOk) => ruleIssues(spec, values, birth, visitOk),
+      rules: (values, birth, visit) => ruleIssues(spec, values, birth, visit),
       dates: values => spec.dates.map(field => values[field]).filter((value): value is string => typeof value === 'string'),
+      visitBy: values => ownDate(spec, values)?.date ?? null,
       present: spec.present
     }
 
@@ -153,9 +146,9 @@ export function recordRoutes (spec: RecordSpec) {
       if (created === null) {
         const values = valuesOf(request)
         const childId = request.scope.childId as number
-        await checkRules(sql, spec, request, values, childId)
         created = await sql.begin(async tx => {
           await beginChange(tx, request.scope.familyId, request.user.id)
+          await checkRules(tx, spec, request, values, childId)
           return await insertWith(tx, childId, values)
         })
       }
@@ -243,10 +236,11 @@ export function recordRoutes (spec: RecordSpec) {
     }, async request => {
       const values = request.body as Values
       const id = (request.params as { id: number }).id
-      await checkRules(sql, spec, request, values, request.scope.childId as number)
       const replaced = await sql.begin(async tx => {
         await beginChange(tx, request.scope.familyId, request.user.id)
         await parentFirst(tx, id)
+        await checkRules(tx, spec, request, values, request.scope.childId as number)
+        await checkLinked(tx, id, values)
         const row = await replaceRecord(tx, spec, id, values, request.scope.expectedVersion)
         if (row === undefined) await changedMeanwhile(tx, id)
         return row as Values
@@ -271,6 +265,7 @@ export function recordRoutes (spec: RecordSpec) {
         const merged: Values = {}
         for (const field of spec.writable) merged[field] = Object.hasOwn(changes, field) ? changes[field] : current[field]
         await checkRules(tx, spec, request, merged, request.scope.childId as number)
+        await checkLinked(tx, id, merged)
         if (Object.keys(changes).length === 0) return current
         return await replaceRecord(tx, spec, id, merged) as Values
       })
@@ -297,6 +292,19 @@ export function recordRoutes (spec: RecordSpec) {
      */
     async function parentFirst (tx: Tx, id: number): Promise<void> {
       if (spec.parent !== undefined) await lockParent(tx, { table: spec.parent.kind.table, column: spec.parent.column }, { table: spec.table, id })
+    }
+
+    /**
+     * The records linked to this one (a visit's) must not come before its
+     * new date: they keep their dates and their link, so the date is refused.
+     */
+    async function checkLinked (tx: Tx, id: number, values: Values): Promise<void> {
+      const field = spec.dates[0]
+      const date = field === undefined ? undefined : values[field]
+      if (linking.length === 0 || typeof date !== 'string') return
+      const before = await linkedBefore(tx, id, date, latestAllowedDate(), linking)
+      if (before === undefined) return
+      throw invalidRequest([{ path: `/body/${field}`, message: `must not be after the date of a record linked to it (${before.kind} ${before.id} on ${before.date})` }])
     }
 
     /** A guarded write found nothing: the record changed (412) or went (404) since the scope saw it. */

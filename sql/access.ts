@@ -158,6 +158,8 @@ export interface CheckedCreate {
   target: { familyId: number, childBirth: string, role: FamilyRole | null } | null
   /** The visit the body links to is one of the child's, or there is none. */
   visitOk: boolean
+  /** The date of the child's visit the body links to, or null. */
+  visitDate: string | null
   /** The row as the table holds it, or null when nothing was written. */
   created: Record<string, unknown> | null
 }
@@ -169,6 +171,8 @@ export interface CreateChecks {
   /** The record's dates: none may be before the child's date of birth. */
   dates: string[]
   visitId: number | null
+  /** The record's own date, which a linked visit may not be after (null: no such rule). */
+  visitBy: string | null
   /** The rules decided without the database hold. */
   rulesOk: boolean
   /** The family roles that may write: the route's least role and those above it. */
@@ -201,16 +205,21 @@ export async function createChecked (db: Db, checks: CreateChecks, insert: (acto
       left join family_members m on ${membership(db, caller, db`c.family_id`)}
       where c.id = ${childId}
     ),
+    -- The linked visit is share-locked: its date cannot move past the
+    -- record's date (a visit's write checks its linked records) until this commits.
+    linked as (
+      select v.date from visits v where v.id = ${visitId}::integer and v.child_id = ${childId} for share
+    ),
     link as (
-      select ${visitId}::integer is null
-        or exists (select 1 from visits v where v.id = ${visitId}::integer and v.child_id = ${childId}) as ok
+      select ${visitId}::integer is null or exists (select 1 from linked) as ok, (select date from linked) as "visitDate"
     ),
     actor as materialized (
       select t."familyId", begin_change(t."familyId", ${userId})
       from principal p, target t, link l
       where p."sessionActive" and not p.disabled and t.role::text = any(${checks.roles}::text[])
         and (${checks.family}::integer is null or t."familyId" = ${checks.family}::integer)
-        and l.ok and ${checks.rulesOk}::boolean and t."childBirth" <= all(${checks.dates}::date[])
+        and l.ok and (l."visitDate" is null or ${checks.visitBy}::date is null or l."visitDate" <= ${checks.visitBy}::date)
+        and ${checks.rulesOk}::boolean and t."childBirth" <= all(${checks.dates}::date[])
     ),
     created as (
       ${insert(db`actor`)}
@@ -219,6 +228,7 @@ export async function createChecked (db: Db, checks: CreateChecks, insert: (acto
       (select row_to_json(p) from principal p) as principal,
       (select row_to_json(t) from target t) as target,
       (select ok from link) as "visitOk",
+      (select "visitDate" from link) as "visitDate",
       (select row_to_json(c) from created c) as created
   `
   return row

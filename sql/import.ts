@@ -128,6 +128,27 @@ export class RowStage {
     return row
   }
 
+  /**
+   * The first row of `kind` whose linked row is dated (`linkedDate`) after
+   * the row's own date (`date.column`, or `date.whileUnset` when it is unset
+   * and that is given: an illness without its end lasts until today).
+   */
+  async firstLinkedAfter (kind: string, link: Link, date: { column: string, whileUnset: string | null }, linkedDate: string): Promise<StagedRow | undefined> {
+    await this.flush()
+    const own = this.db`coalesce((r.row->>${date.column})::date, ${date.whileUnset}::date)`
+    const [row] = await this.db<StagedRow[]>`
+      select r.kind, r.child, r.position, r.old_id as "oldId" from import_rows r
+      where r.kind = ${kind} and exists (
+        select 1 from import_rows t
+        where t.kind = ${link.kind} and t.child = r.child and t.old_id = (r.row->>${link.column})::integer
+          and (t.row->>${linkedDate})::date > ${own}
+      )
+      order by r.child, r.position
+      limit 1
+    `
+    return row
+  }
+
   /** How many rows of each kind are staged. */
   async counts (): Promise<Map<string, number>> {
     await this.flush()

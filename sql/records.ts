@@ -103,9 +103,44 @@ export async function recordVersion (db: Db, table: RecordTable, id: number): Pr
   return row?.version
 }
 
-export async function visitOfChild (db: Db, visitId: number, childId: number): Promise<boolean> {
-  const [row] = await db`select 1 from visits where id = ${visitId} and child_id = ${childId}`
-  return row !== undefined
+/**
+ * The date of a child's visit, or undefined when it is not one of the
+ * child's. Its row is share-locked for the rest of the transaction: its date
+ * cannot move past a record that is being linked to it.
+ */
+export async function visitDateOf (db: Db, visitId: number, childId: number): Promise<string | undefined> {
+  const [row] = await db<Array<{ date: string }>>`select date from visits where id = ${visitId} and child_id = ${childId} for share`
+  return row?.date
+}
+
+/**
+ * A table whose records link to a visit, and the column of their own date;
+ * `ongoing`: a record without it (an illness without its end) lasts until `today`.
+ */
+export interface VisitLinkTable {
+  kind: string
+  table: string
+  dateColumn: string
+  ongoing: boolean
+}
+
+/** The first record linked to a visit whose own date is before `date`, if any: by date, then id. */
+export async function linkedBefore (
+  db: Db, visitId: number, date: string, today: string, tables: VisitLinkTable[]
+): Promise<{ kind: string, id: number, date: string } | undefined> {
+  const parts = tables.map(({ kind, table, dateColumn, ongoing }) => {
+    const own = ongoing ? db`coalesce(${db(dateColumn)}, ${today}::date)` : db`${db(dateColumn)}`
+    return db`
+      select ${kind}::text as kind, id, ${own} as date from ${db(table)}
+      where visit_id = ${visitId} and ${own} < ${date}::date
+    `
+  })
+  if (parts.length === 0) return undefined
+  const union = parts.reduce((all, part) => db`${all} union all ${part}`)
+  const [row] = await db<Array<{ kind: string, id: number, date: string }>>`
+    select kind, id, date::text as date from (${union}) linked order by date, id limit 1
+  `
+  return row
 }
 
 /**

@@ -20,15 +20,16 @@ async function createFeed (app: App, pair: Pair, familyId: number): Promise<{ id
 }
 
 /** Dates around the database's today, as it counts them. */
-async function days (app: App): Promise<Record<'birth' | 'old' | 'recent' | 'lately' | 'future', string>> {
+async function days (app: App): Promise<Record<'birth' | 'old' | 'recent' | 'lately' | 'future' | 'farAhead', string>> {
   const [row] = await app.sql`
     select (current_date - interval '3 years')::date as birth,
            (current_date - interval '13 months')::date as old,
            (current_date - interval '11 months')::date as recent,
            (current_date - 2) as lately,
-           (current_date + 30) as future
+           (current_date + 30) as future,
+           (current_date + 700) as "farAhead"
   `
-  return row as Record<'birth' | 'old' | 'recent' | 'lately' | 'future', string>
+  return row as Record<'birth' | 'old' | 'recent' | 'lately' | 'future' | 'farAhead', string>
 }
 
 async function addChild (app: App, pair: Pair, familyId: number, name: string, dateOfBirth: string): Promise<number> {
@@ -65,9 +66,9 @@ t.test('a feed shows its family\'s visits from 12 months back on, the future one
   const old = await addVisit(app, ada, kim, { date: day.old, type: 'wellness', provider: 'Too old' })
   const recent = await addVisit(app, ada, kim, { date: day.recent, type: 'sick', provider: PROVIDER, notes: NOTES })
   const lately = await addVisit(app, ada, kim, { date: day.lately, type: 'dental' })
-  const [future] = await app.sql`
-    insert into visits (child_id, date, type, provider) values (${kim}, ${day.future}, 'vision', 'Eye clinic') returning id
-  `
+  // Appointments ahead, made through the routes: a month ahead and nearly two years ahead.
+  const future = await addVisit(app, ada, kim, { date: day.future, type: 'vision', provider: 'Eye clinic' })
+  const farAhead = await addVisit(app, ada, kim, { date: day.farAhead, type: 'dental' })
 
   const bo = await register(app, { name: 'Bo' })
   const other = await addChild(app, bo, familyOf(bo), 'Other', day.birth)
@@ -96,7 +97,7 @@ t.test('a feed shows its family\'s visits from 12 months back on, the future one
 
   const found = events(res.body)
   t.same(found.map(event => event.getFirstPropertyValue('uid')),
-    [`visit-${recent.id}@child-health`, `visit-${lately.id}@child-health`, `visit-${future.id}@child-health`],
+    [`visit-${recent.id}@child-health`, `visit-${lately.id}@child-health`, `visit-${future.id}@child-health`, `visit-${farAhead.id}@child-health`],
     'the visits in range, by date: 13 months back is left out, 11 months back and the future are in')
   t.notOk(res.body.includes(`visit-${old.id}@`), 'not the old visit')
   t.notOk(res.body.includes(`visit-${foreign.id}@`) || res.body.includes('other-family-secret'), 'nothing of another family')
@@ -118,6 +119,8 @@ t.test('a feed shows its family\'s visits from 12 months back on, the future one
   t.equal(second.getFirstPropertyValue('dtstart').toString(), day.lately)
   t.equal(third.getFirstPropertyValue('description'), 'Provider: Eye clinic', 'only the parts there are')
   t.equal(third.getFirstPropertyValue('dtstart').toString(), day.future)
+  t.equal(found[3].getFirstPropertyValue('summary'), 'Kim: dental visit')
+  t.equal(found[3].getFirstPropertyValue('dtstart').toString(), day.farAhead, 'an appointment 700 days ahead')
 
   // The raw text: CRLF everywhere, lines of at most 75 octets, no character cut in two.
   t.ok(res.body.startsWith('BEGIN:VCALENDAR\r\n') && res.body.endsWith('END:VCALENDAR\r\n'))

@@ -70,7 +70,8 @@ async function fullChild (app: App, owner: Pair, name = 'Zoë Ødegård'): Promi
   const early = await created(app, owner, `${base}/measurements`, { measuredAt: '2021-03-01', heightCm: 50.2, weightKg: 3.456, headCircumferenceCm: 34.5, notes: 'At birth' })
   await created(app, owner, `${base}/measurements`, { measuredAt: '2023-03-02', heightCm: 86.6 })
   await created(app, owner, `${base}/measurements`, { measuredAt: '2022-06-01', weightKg: 10.2, visitId: sick.id })
-  await created(app, owner, `${base}/medical-events`, { date: '2021-05-01', type: 'vaccine', name: 'DTaP', visitId: sick.id, doseNumber: 2, lotNumber: 'AC52; B', site: 'Left thigh', nextDueDate: '2021-07-01' })
+  // Given before the sick visit: a record links only to a visit on or before its date.
+  await created(app, owner, `${base}/medical-events`, { date: '2021-05-01', type: 'vaccine', name: 'DTaP', doseNumber: 2, lotNumber: 'AC52; B', site: 'Left thigh', nextDueDate: '2021-07-01' })
   await created(app, owner, `${base}/medical-events`, { date: '2022-01-10', type: 'procedure', name: 'Ear examination', description: 'Both ears', visitId: sick.id })
   await created(app, owner, `${base}/medical-events`, { date: '2022-01-10', type: 'medication', name: 'Amoxicillin' })
   const flu = await created(app, owner, `${base}/illnesses`, { startDate: '2022-01-08', endDate: '2022-01-15', diagnosis: 'Influenza', symptoms: 'Fever', temperatureC: 39.25, visitId: sick.id })

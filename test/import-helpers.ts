@@ -42,9 +42,11 @@ export async function richFamily (app: App, owner: Pair): Promise<number> {
     const year = Number(birth.slice(0, 4))
     const wellness = await created(app, owner, `${base}/visits`, { date: `${year + 1}-03-01`, type: 'wellness', provider: 'Dr. Osei', notes: 'Check; all fine', measurement: { heightCm: 76.4, weightKg: 10.125 } })
     const sick = await created(app, owner, `${base}/visits`, { date: `${year + 1}-01-10`, type: 'sick' })
+    // The first DTaP dose was given at a visit of its own: a record links only to a visit on or before its date.
+    const shot = await created(app, owner, `${base}/visits`, { date: `${year}-09-01`, type: 'wellness' })
     const early = await created(app, owner, `${base}/measurements`, { measuredAt: birth, heightCm: 50.2, weightKg: 3.456, headCircumferenceCm: 34.5, notes: 'At birth' })
     await created(app, owner, `${base}/measurements`, { measuredAt: `${year + 1}-06-01`, weightKg: 10.2, visitId: sick.id })
-    await created(app, owner, `${base}/medical-events`, { date: `${year}-09-01`, type: 'vaccine', name: 'DTaP', visitId: sick.id, doseNumber: 1, lotNumber: 'Lot «Ø-7»', site: 'Left thigh', nextDueDate: `${year}-11-01`, ...(name === 'Ari' ? { vaccine: 'DTaP' } : {}) })
+    await created(app, owner, `${base}/medical-events`, { date: `${year}-09-01`, type: 'vaccine', name: 'DTaP', visitId: shot.id, doseNumber: 1, lotNumber: 'Lot «Ø-7»', site: 'Left thigh', nextDueDate: `${year}-11-01`, ...(name === 'Ari' ? { vaccine: 'DTaP' } : {}) })
     await created(app, owner, `${base}/medical-events`, { date: `${year + 1}-01-10`, type: 'medication', name: 'Amoxicillin', description: 'Twice a day' })
     const flu = await created(app, owner, `${base}/illnesses`, { startDate: `${year + 1}-01-08`, endDate: `${year + 1}-01-15`, diagnosis: 'Influenza', symptoms: 'Fever', temperatureC: 39.25, visitId: sick.id })
     await created(app, owner, `${base}/illnesses`, { startDate: `${year + 1}-03-01`, diagnosis: 'Cold' })

@@ -24,8 +24,9 @@ function ownersOnly (app: App): void {
       oneStatement: {
         values: request => ({ ...(request.body as Values) }),
         insert: (childId, values, actor) => insertFrom(app.sql, measurementKind, childId, values, actor),
-        rules: (values, birth, visitOk) => ruleIssues(measurementKind, values, birth, visitOk),
+        rules: (values, birth, visit) => ruleIssues(measurementKind, values, birth, visit),
         dates: values => [values.measuredAt as string],
+        visitBy: values => values.measuredAt as string,
         present: row => present('measurement', row)
       }
     }),

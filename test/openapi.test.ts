@@ -91,6 +91,24 @@ t.test('the response check catches a response that strays from the document', as
   t.match(found[3], /required property/)
 })
 
+t.test('the visit date and the visitId fields say their rules', async t => {
+  const app = await build(t)
+  const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+  const bodyOf = (path: string, method: string): any => doc.paths[path][method].requestBody.content['application/json'].schema
+  for (const [path, method] of [['/api/children/{childId}/visits', 'post'], ['/api/visits/{id}', 'put'], ['/api/visits/{id}', 'patch']]) {
+    const date = bodyOf(path, method).properties.date
+    t.match(date.description, /at most 730 days ahead/, `${method} ${path}: how far ahead a visit may lie`)
+    t.match(date.description, /takes no measurement/, `${method} ${path}: a visit ahead takes no measurement`)
+    t.match(date.description, /linked record would come before it/, `${method} ${path}: a date change that would leave a linked record before the visit`)
+  }
+  t.match(JSON.stringify(bodyOf('/api/children/{childId}/visits', 'post').properties.measurement), /not with a visit after today/, 'a visit ahead takes no measurement')
+  for (const [path, own] of [['measurements', 'measuredAt'], ['medical-events', 'date'], ['illnesses', 'endDate \\(today while it is not set\\)']]) {
+    for (const [url, method] of [[`/api/children/{childId}/${path}`, 'post'], [`/api/${path}/{id}`, 'put'], [`/api/${path}/{id}`, 'patch']]) {
+      t.match(bodyOf(url, method).properties.visitId.description, new RegExp(`on or before this record's ${own}: a visit ahead`), `${method} ${url}: visitId's rule`)
+    }
+  }
+})
+
 t.test('the docs page works without the internet', async t => {
   const app = await build(t)
   const page = await app.inject({ method: 'GET', url: '/api/docs' })

@@ -8,13 +8,13 @@ async function created (app: App, pair: Pair, url: string, body: Record<string, 
 }
 
 /** Today and the days around it, in UTC, as the database counts them. */
-export async function utcDays (app: App): Promise<Record<'today' | 'tomorrow' | 'yesterday' | 'lastWeek' | 'nextMonth' | 'lastYear' | 'birth', string>> {
+export async function utcDays (app: App): Promise<Record<'today' | 'tomorrow' | 'dayAfterTomorrow' | 'yesterday' | 'lastWeek' | 'nextMonth' | 'lastYear' | 'birth', string>> {
   const [row] = await app.sql`
-    select d as today, d + 1 as tomorrow, d - 1 as yesterday, d - 7 as "lastWeek", d + 30 as "nextMonth",
+    select d as today, d + 1 as tomorrow, d + 2 as "dayAfterTomorrow", d - 1 as yesterday, d - 7 as "lastWeek", d + 30 as "nextMonth",
       d - 365 as "lastYear", d - 3 * 365 as birth
     from (select (now() at time zone 'UTC')::date as d) today
   `
-  return row as Record<'today' | 'tomorrow' | 'yesterday' | 'lastWeek' | 'nextMonth' | 'lastYear' | 'birth', string>
+  return row as Record<'today' | 'tomorrow' | 'dayAfterTomorrow' | 'yesterday' | 'lastWeek' | 'nextMonth' | 'lastYear' | 'birth', string>
 }
 
 export async function addChild (app: App, pair: Pair, familyId: number, name: string, dateOfBirth: string): Promise<number> {

@@ -43,6 +43,9 @@ t.test('the scan finds a vaccine\'s nextDueDate reached and a visit tomorrow, fo
   await call(server, owner, 'POST', `/api/children/${kim}/medical-events`, { type: 'vaccine', name: 'Polio', date: days.yesterday, doseNumber: 2 })
   await addVisit(server, owner, kim, days.tomorrow, 'dental')
   await addVisit(server, owner, kim, days.yesterday)
+  // Appointments further ahead are reminded of only the day before them.
+  await addVisit(server, owner, kim, days.dayAfterTomorrow, 'vision')
+  await addVisit(server, owner, kim, days.nextMonth, 'injury')
 
   const ownerTopic = '/owner-topic'
   const memberTopic = '/member-topic'

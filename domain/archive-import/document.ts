@@ -5,7 +5,7 @@ import { ATTACHMENT_TYPES } from '../../lib/files/types'
 import { Id, Name, Nullable, StrictObject } from '../../lib/schemas'
 import { childFields, gestationIssue } from '../children'
 import { recordKinds, type RecordKey, type RecordKind } from '../../kinds'
-import { ruleIssues } from '../../kinds/rules'
+import { NO_VISIT, ruleIssues } from '../../kinds/rules'
 import { checkValue } from './checks'
 
 type Values = Record<string, unknown>
@@ -105,7 +105,7 @@ function checkRecord (key: RecordKey, value: unknown, birth: string, where: stri
   const spec = specs.get(key) as RecordKind
   const fields = body(spec, row)
   checkValue(bodySchemas.get(key) as TSchema, fields, where)
-  const [issue] = ruleIssues(spec, fields, birth, true)
+  const [issue] = ruleIssues(spec, fields, birth, NO_VISIT)
   if (issue !== undefined) throw problemAt(where, issue)
   return row
 }

@@ -11,6 +11,7 @@ import { exportSnapshot } from '../../sql/export'
 import { addMember, findFamily, insertFamily, type Family } from '../../sql/families'
 import { RowStage, writeStaged, type Link, type StagedTable } from '../../sql/import'
 import { recordKinds, type RecordKey, type RegisteredKind } from '../../kinds'
+import { latestAllowedDate } from '../../kinds/rules'
 import { DOCUMENT_LIMITS, readFamilyDocument, type DocumentSink, type FamilyDocument } from './document'
 import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest, type Manifested } from './manifest'
 import { Staging, type Unpacked } from './staging'
@@ -47,6 +48,8 @@ function entryOf (url: string): string {
 const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
 
 const VISIT: Link = { column: 'visit_id', kind: 'visits' }
+/** The column of a staged visit's date. */
+const VISIT_DATE = 'date'
 
 /**
  * The links of a child's rows to other rows of the same child, as the archive
@@ -111,6 +114,13 @@ async function checkStagedRows (stage: RowStage): Promise<void> {
   for (const { kind, field, link } of LINKS) {
     const broken = await stage.firstBrokenLink(kind, link)
     if (broken !== undefined) throw new ArchiveProblem(`${place(broken)}: ${field} names no record of the child in the archive`)
+  }
+  // No record links to a visit dated after the record's own date, as on POST.
+  for (const { key, spec } of recordKinds) {
+    if (!spec.writable.includes('visitId') || spec.dates.length === 0) continue
+    const by = spec.visitBy ?? { field: spec.dates[0] }
+    const later = await stage.firstLinkedAfter(key, VISIT, { column: spec.columns[by.field], whileUnset: by.ongoing === true ? latestAllowedDate() : null }, VISIT_DATE)
+    if (later !== undefined) throw new ArchiveProblem(`${place(later)}: visitId names a visit after its ${by.field}`)
   }
 }
 

@@ -7,7 +7,7 @@ import { schemaIssues } from '../../plugins/errors'
 import { bodyValidator, normalizeBody } from '../../lib/validation'
 import { beginChange } from '../../sql/changes'
 import { insertRecords } from '../../sql/records'
-import { ruleIssues, type Issue, type RecordSpec } from '../records'
+import { NO_VISIT, ruleIssues, type Issue, type RecordSpec } from '../records'
 import { MeasurementImportChecked, MeasurementImported, MeasurementImportQuery } from './schemas'
 
 /** A CSV file may be this large: 10,000 rows fit easily. */
@@ -101,7 +101,7 @@ export function measurementImport (spec: RecordSpec) {
         const checked = checkRow(row)
         if (checked.issues.length > 0) wrongValues = true
         if (found.length <= MAX_ISSUES) {
-          for (const issue of checked.issues.length > 0 ? checked.issues : ruleIssues(spec, checked.values, null, true)) found.push({ index, issue })
+          for (const issue of checked.issues.length > 0 ? checked.issues : ruleIssues(spec, checked.values, null, NO_VISIT)) found.push({ index, issue })
         } else if (wrongValues) break
         rows.push(checked.values)
       }
@@ -132,7 +132,7 @@ export function measurementImport (spec: RecordSpec) {
     }, async (request, reply) => {
       const { table, rows: list } = read.get(request) as Read
       const birth = request.scope.childBirth
-      const found = list.flatMap((values, index) => ruleIssues(spec, values, birth, true).map(issue => ({ index, issue })))
+      const found = list.flatMap((values, index) => ruleIssues(spec, values, birth, NO_VISIT).map(issue => ({ index, issue })))
       if (found.length > 0) throw invalid(await onLines(table, found))
       if ((request.query as { dryRun?: boolean }).dryRun === true) {
         const data = list.map(values => Object.fromEntries(columns.map(column => [column, values[column] ?? null])))
