@@ -113,7 +113,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   t.equal(DISPOSITION.exec(disposition)?.[1], `zoe-odegard-${today}.json`, 'an ASCII file name from the child\'s name and the date')
   t.ok(disposition.endsWith(`; filename*=UTF-8''Zo%C3%AB-%C3%98deg%C3%A5rd-${today}.json`), 'and the name as written')
   const document = res.json()
-  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'temperatures', 'medicineCourses', 'medicineDoses', 'attachments', 'growth'])
+  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'temperatures', 'medicineCourses', 'medicineDoses', 'attachments', 'growth', 'growthUnavailable'])
   t.equal(document.schemaVersion, await lastMigration(app), 'the schema version is the last applied migration')
   t.ok(Math.abs(Date.parse(document.exportedAt) - Date.now()) < 60000, 'exportedAt is the moment of the export')
 
@@ -126,6 +126,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   t.same(document.illnesses, (await answer(`${base}/illnesses?limit=1000`)).data, 'the illnesses')
   t.same(document.attachments, (await answer(`${base}/attachments?limit=1000`)).data, 'the attachments')
   t.same(document.growth, await answer(`${base}/growth`), 'the growth document')
+  t.equal(document.growthUnavailable, null, 'no reason when growth is there')
   t.same([document.measurements.length, document.visits.length, document.medicalEvents.length, document.illnesses.length, document.attachments.length, document.growth.points.length],
     [4, 2, 3, 2, 3, 4], 'every record is there')
   t.ok(document.child.avatarUrl.startsWith('/avatars/'))
@@ -343,7 +344,7 @@ t.test('who may export what', async t => {
   t.same(unknown.json().details.issues.map((issue: any) => issue.path), ['/query/format'])
 })
 
-t.test('without the WHO tables the JSON export has growth: null', async t => {
+t.test('without the WHO tables the JSON export has growth: null, and says why', async t => {
   const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-no-growth-'))
   t.teardown(() => rmSync(emptyDir, { recursive: true, force: true }))
   const closedPort = await new Promise<number>(resolve => {
@@ -362,9 +363,12 @@ t.test('without the WHO tables the JSON export has growth: null', async t => {
   t.equal(res.statusCode, 200)
   const document = res.json()
   t.equal(document.growth, null)
+  t.equal(document.growthUnavailable, 'The WHO growth reference tables are not installed (see GROWTH_DATA_DIR)', 'the reason beside it')
   t.equal(document.measurements.length, 4, 'everything else is there')
   const zip = await unzip((await call(app, owner, 'GET', `/api/families/${familyOf(owner)}/export`)).rawPayload)
-  t.equal(JSON.parse(String(zip.get('family.json'))).children[0].growth, null, 'and in the family archive')
+  const archived = JSON.parse(String(zip.get('family.json'))).children[0]
+  t.equal(archived.growth, null, 'and in the family archive')
+  t.match(archived.growthUnavailable, /not installed/, 'with its reason')
 })
 
 const NOTE = 'n'.repeat(8000)

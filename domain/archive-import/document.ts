@@ -136,7 +136,7 @@ async function readChild (reader: JsonReader, at: number, sink: DocumentSink): P
         if (key === 'attachments') await sink.attachment(at, position, checkValue(ArchivedAttachment, value, place) as AttachmentFields)
         else await sink.record(at, key as RecordKey, position, checkRecord(key as RecordKey, value, birth, place))
       }
-    } else if (key === 'growth' || key === 'exportedAt' || key === 'schemaVersion') {
+    } else if (key === 'growth' || key === 'growthUnavailable' || key === 'exportedAt' || key === 'schemaVersion') {
       // What the export derives or repeats is read over, within the limits.
       await reader.skip()
     } else {

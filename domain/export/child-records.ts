@@ -106,10 +106,16 @@ export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, ti
   await writeBundle(out, bundle.head, bundle.entries)
 }
 
-/** The growth document as its route answers it on the child's chart, its points scored batch by batch. */
+/** Why a child's export has no growth: its chart needs WHO's tables, and they are missing. */
+export const GROWTH_UNAVAILABLE = 'The WHO growth reference tables are not installed (see GROWTH_DATA_DIR)'
+
+/**
+ * The growth document as its route answers it on the child's chart, its
+ * points scored batch by batch, then why it is null when it is.
+ */
 async function writeGrowth (out: Output, tx: Tx, child: ApiChild, charts: GrowthCharts): Promise<void> {
   const scoring = scoringOf(charts, child)
-  if (scoring === null) return out.write('null')
+  if (scoring === null) return out.write(`null,"growthUnavailable":${JSON.stringify(GROWTH_UNAVAILABLE)}`)
   const { tables, options } = scoring
   const { points: _points, alerts: _alerts, ...document } = childGrowth(tables, child, [], options)
   await out.write(`${openObject(document)}"points":`)
@@ -122,7 +128,7 @@ async function writeGrowth (out: Output, tx: Tx, child: ApiChild, charts: Growth
       yield part.points
     }
   })())
-  await out.write(`,"alerts":${JSON.stringify(alerts)}}`)
+  await out.write(`,"alerts":${JSON.stringify(alerts)}},"growthUnavailable":null`)
 }
 
 /**

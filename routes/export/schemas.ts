@@ -15,7 +15,8 @@ export const ChildExport = Type.Object({
   child: Type.Ref('Child'),
   ...kindLists,
   attachments: Type.Array(Type.Ref('Attachment'), { description: 'every attachment, newest first' }),
-  growth: Nullable(Type.Ref('Growth', { description: 'as GET /api/children/{childId}/growth answers it on the child\'s growthReference; null when that chart needs the WHO reference tables and they are missing' }))
+  growth: Nullable(Type.Ref('Growth', { description: 'as GET /api/children/{childId}/growth answers it on the child\'s growthReference; null when that chart needs the WHO reference tables and they are missing' })),
+  growthUnavailable: Nullable(Type.String({ description: 'why growth is null (the WHO reference tables are not installed); null when growth is there' }))
 }, {
   $id: 'ChildExport',
   title: 'ChildExport',
