@@ -10,6 +10,7 @@ import type { Sealer } from './encryption'
 import { storedFiles, type FileRoots, type StoredFile } from './files'
 import { megabytes, plural, type Progress } from './progress'
 import { appliedMigrations, columnList, dataTables, quoteName, sequenceValues, type TableInfo } from './tables'
+import { copyOut } from './copy-out'
 
 export interface BackupOptions {
   roots: FileRoots
@@ -28,7 +29,7 @@ async function backupTable (tx: Tx, pack: tar.Pack, table: TableInfo, spool: str
   const digest = new Digest()
   const key = randomBytes(32)
   const iv = randomBytes(16)
-  const rows = await tx.unsafe(`copy ${quoteName(table.name)} (${columnList(table)}) to stdout`).readable()
+  const rows = await copyOut(tx, `copy ${quoteName(table.name)} (${columnList(table)}) to stdout`)
   await pipeline(rows, digest, createCipheriv('aes-256-ctr', key, iv), createWriteStream(spool, { mode: 0o600 }))
   const entry = tableEntry(table.name)
   const content = pipelineStreams(createReadStream(spool), createDecipheriv('aes-256-ctr', key, iv), () => {})
