@@ -1,25 +1,67 @@
+import { rmSync } from 'node:fs'
 import path from 'node:path'
-import { writeBackup } from '../db/backup/backup'
+import { temporaryFiles, writeBackup } from '../db/backup/backup'
 import { sealer } from '../db/backup/encryption'
 import { megabytes, plural, stderrProgress } from '../db/backup/progress'
-import { backupTarget, pruneBackups } from '../db/backup/target'
+import { backupTarget, pruneBackups, sweepTemporary } from '../db/backup/target'
 import { log, option, UsageError, withDatabase, type Command } from './command'
 import { readPassphrase } from './input'
 
-/** backup: a backup archive, into a file or a folder of them, encrypted or not. */
+const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const
+
+/**
+ * Until the returned function is called, SIGINT and SIGTERM remove `files`
+ * and end the process with 128 + the signal's number, as a shell reports it.
+ */
+function removedOnSignal (files: string[]): () => void {
+  const handlers = Object.entries(SIGNALS).map(([signal, number]) => {
+    const handler = (): void => {
+      for (const file of files) rmSync(file, { force: true })
+      process.stderr.write(`backup: stopped by ${signal}; nothing was written\n`)
+      process.exit(128 + number)
+    }
+    process.once(signal, handler)
+    return () => process.off(signal, handler)
+  })
+  return () => handlers.forEach(off => off())
+}
+
+/**
+ * backup: a backup archive, into a file or a folder of them, encrypted or not.
+ * Each step has BACKUP_STEP_TIMEOUT_MS, also as the connection's
+ * statement_timeout, and the whole backup BACKUP_TIMEOUT_MS.
+ */
 export const backup: Command = {
   options: { out: { type: 'string' }, keep: { type: 'string' }, encrypt: { type: 'boolean' } },
   async run (values, config) {
+    const started = new Date()
     const keep = values.keep === undefined ? null : Number(values.keep)
     if (keep !== null && !(Number.isInteger(keep) && keep >= 1)) throw new UsageError('--keep must be a whole number of 1 or more')
     const out = option(values, 'out')
     // The passphrase is checked before anything is written.
     const encryption = values.encrypt === true ? await sealer(await readPassphrase(true)) : undefined
-    const target = await backupTarget(path.resolve(out), keep !== null || /[/\\]$/.test(out), new Date(), encryption === undefined ? '' : '.enc')
+    const target = await backupTarget(path.resolve(out), keep !== null || /[/\\]$/.test(out), started, encryption === undefined ? '' : '.enc')
     if (target === null) throw new UsageError(`--out ${out} is a file: name a folder to keep backups in`)
     const { file, folder } = target
+    if (folder !== null && keep !== null) {
+      // No running backup is older than its overall bound.
+      const staleBefore = new Date(started.getTime() - config.backupTimeout)
+      for (const name of await sweepTemporary(folder, staleBefore)) log.info(`backup: removed ${name}, left by a backup that did not finish`)
+    }
     const roots = { uploads: config.uploadDir, avatars: config.avatarDir }
-    const manifest = await withDatabase(config, sql => writeBackup(sql, file, { roots, serviceVersion: config.version, progress: stderrProgress('backup'), encryption }))
+    const bounds = { stepMs: config.backupStepTimeout, totalMs: config.backupTimeout }
+    const { partial, spool } = temporaryFiles(file)
+    const stopHandling = removedOnSignal([partial, spool])
+    let manifest
+    try {
+      manifest = await withDatabase(
+        config,
+        sql => writeBackup(sql, file, { roots, serviceVersion: config.version, progress: stderrProgress('backup'), encryption, bounds }),
+        { connection: { statement_timeout: bounds.stepMs } }
+      )
+    } finally {
+      stopHandling()
+    }
     if (folder !== null && keep !== null) {
       for (const name of await pruneBackups(folder, keep)) log.info(`backup: removed the old backup ${name}`)
     }

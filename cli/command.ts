@@ -28,8 +28,8 @@ export function option (values: Values, name: string): string {
   return value.trim()
 }
 
-export async function withDatabase<T> (config: Config, work: (sql: Sql) => Promise<T>): Promise<T> {
-  const database = await openDatabase(config, log)
+export async function withDatabase<T> (config: Config, work: (sql: Sql) => Promise<T>, options: Parameters<typeof openDatabase>[2] = {}): Promise<T> {
+  const database = await openDatabase(config, log, options)
   try {
     return await work(database.sql)
   } finally {

@@ -59,6 +59,10 @@ export interface Config {
   uploadRateWindow: number
   /** PostgreSQL's statement_timeout on every connection, in milliseconds. */
   statementTimeout: number
+  /** How long one step of a backup (one read of the database, one table, one file) may take, in milliseconds. */
+  backupStepTimeout: number
+  /** How long a whole backup may take, in milliseconds. */
+  backupTimeout: number
   /** How long the operations of a batch that share one transaction (an atomic batch, or one with an Idempotency-Key) may take, in milliseconds. */
   batchAtomicTimeout: number
   /** How long an idle keep-alive connection stays open, in milliseconds. */
@@ -310,6 +314,8 @@ export function loadConfig (env: Env = process.env): Config {
     uploadRateWindow: integer(env, 'UPLOAD_RATE_WINDOW', 10, 1, 3600) * 1000,
     statementTimeout: integer(env, 'DB_STATEMENT_TIMEOUT', 10, 1, 86400) * 1000,
     batchAtomicTimeout: integer(env, 'BATCH_ATOMIC_TIMEOUT_MS', 10_000, 1, 3_600_000),
+    backupStepTimeout: integer(env, 'BACKUP_STEP_TIMEOUT_MS', 600_000, 1, 86_400_000),
+    backupTimeout: integer(env, 'BACKUP_TIMEOUT_MS', 3_600_000, 1, 86_400_000),
     keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5, 1, 3600) * 1000,
     ...requestTimeouts(env),
     eventKeepAlive: integer(env, 'EVENT_KEEPALIVE', 25, 1, 3600) * 1000,

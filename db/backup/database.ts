@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import type postgres from 'postgres'
 import type { Config } from '../../lib/config'
 import { createSql, type Sql } from '../client'
 import { startEmbeddedDatabase } from '../embedded'
@@ -58,22 +59,22 @@ async function runningUrl (dir: string): Promise<string | null> {
  * PostgreSQL can run only once per DATA_DIR: when the service already runs it,
  * the command connects to it (its port is in postmaster.pid, its password in
  * postgres.json) and leaves it running; otherwise the command starts it and
- * stops it when done.
+ * stops it when done. `options` go to postgres.js.
  */
-export async function openDatabase (config: Config, log: Logger): Promise<Database> {
+export async function openDatabase (config: Config, log: Logger, options: postgres.Options<{}> = {}): Promise<Database> {
   if (config.database.kind === 'url') {
-    const sql = createSql(config.database.url, { max: 2 })
+    const sql = createSql(config.database.url, { max: 2, ...options })
     return { sql, close: () => sql.end({ timeout: 5 }) }
   }
   const dir = config.database.dir
   const url = await runningUrl(dir)
   if (url !== null) {
     log.debug(`using the embedded database already running in ${dir}`)
-    const sql = createSql(url, { max: 2 })
+    const sql = createSql(url, { max: 2, ...options })
     return { sql, close: () => sql.end({ timeout: 5 }) }
   }
   const embedded = await startEmbeddedDatabase(dir, log)
-  const sql = createSql(embedded.url, { max: 2 })
+  const sql = createSql(embedded.url, { max: 2, ...options })
   return {
     sql,
     close: async () => {

@@ -3,6 +3,8 @@ import path from 'node:path'
 
 /** The names `backupTarget` gives in a folder: plain archives and encrypted ones. */
 const SCHEDULED = /^child-health-(\d{8}-\d{6})\.tar(\.enc)?$/
+/** What a run writes beside such an archive before renaming it into place. */
+const TEMPORARY = /^child-health-\d{8}-\d{6}\.tar(\.enc)?\.(partial|spool)$/
 
 function stamp (date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
@@ -39,5 +41,23 @@ export async function pruneBackups (folder: string, keep: number): Promise<strin
   found.sort((a, b) => a.time === b.time ? b.name.localeCompare(a.name) : b.time.localeCompare(a.time))
   const removed = found.slice(keep).map(item => item.name)
   for (const name of removed) await rm(path.join(folder, name), { force: true })
+  return removed
+}
+
+/**
+ * Removes the temporary files (`.partial`, `.spool`) that runs stopped by
+ * SIGKILL or a crash left in a folder, those last written before `staleBefore`:
+ * a running backup writes its own more recently than that. Answers the names removed.
+ */
+export async function sweepTemporary (folder: string, staleBefore: Date): Promise<string[]> {
+  const removed: string[] = []
+  const items = await readdir(folder, { withFileTypes: true }).catch(() => [])
+  for (const item of items) {
+    if (!item.isFile() || !TEMPORARY.test(item.name)) continue
+    const found = await stat(path.join(folder, item.name)).catch(() => null)
+    if (found === null || found.mtime >= staleBefore) continue
+    await rm(path.join(folder, item.name), { force: true })
+    removed.push(item.name)
+  }
   return removed
 }
