@@ -95,9 +95,9 @@ async function simulate (stage: Stage, dir: string, built: Map<string, string>):
   }
 }
 
-t.test('every stage builds on the official Node 20 image', async t => {
+t.test('every stage builds on the official Node 24 image', async t => {
   t.ok(stages.length >= 2, 'a multi-stage build')
-  for (const stage of stages) t.match(stage.image, /^(docker\.io\/library\/)?node:20(-[a-z0-9-]+)?$/, `${stage.name ?? 'the final stage'}: ${stage.image}`)
+  for (const stage of stages) t.match(stage.image, /^(docker\.io\/library\/)?node:24(-[a-z0-9-]+)?$/, `${stage.name ?? 'the final stage'}: ${stage.image}`)
   t.same(all(final, 'WORKDIR').map(step => step.args), ['/app'], 'the final stage works in /app')
 })
 
