@@ -27,7 +27,9 @@ const storage = new AsyncLocalStorage<Ambient>()
  * on Node 20 a loop of promises takes about 2.5 times the CPU with them on,
  * and a read of the service up to 1.7 times. They are switched off again once
  * the last one ends: nothing then could read an open transaction from the
- * store anyway.
+ * store anyway. Node 24 carries the store in async context frames instead,
+ * at no such cost: there work scheduled inside keeps the closed store, which
+ * `current()` passes over.
  */
 let running = 0
 
