@@ -1,9 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import type { Sql, Tx } from '../../db/client'
 import { QueueFull } from '../../lib/fair-queue'
-import { encodeAvatar } from '../../lib/files/avatar'
-import { isServableName, storedName } from '../../lib/files/names'
-import { ATTACHMENT_TYPES, AVATAR_TYPES, detectType } from '../../lib/files/types'
+import { isServableName } from '../../lib/files/names'
 import { JsonProblem, JsonReader } from '../../lib/import/json-reader'
 import { ArchiveProblem, entryProblem, ZipArchive } from '../../lib/import/zip'
 import { beginChange } from '../../sql/changes'
@@ -13,8 +11,11 @@ import { RowStage, writeStaged, type Link, type StagedTable } from '../../sql/im
 import { recordKinds, type RecordKey, type RegisteredKind } from '../../kinds'
 import { latestAllowedDate } from '../../kinds/rules'
 import { DOCUMENT_LIMITS, readFamilyDocument, type DocumentSink, type FamilyDocument } from './document'
-import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest, type Manifested } from './manifest'
-import { Staging, type Unpacked } from './staging'
+import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest } from './manifest'
+import { Staging } from './staging'
+import { unpackAttachment, unpackAvatar, type ImportOptions, type Reading } from './unpack'
+
+export type { ImportOptions }
 
 export { ArchiveProblem, MAX_ENTRIES, MAX_RATIO }
 export { ALWAYS_LISTED } from './document'
@@ -22,13 +23,6 @@ export { ALWAYS_LISTED } from './document'
 const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 
 export type ImportCounts = Record<RecordKey | 'children' | 'attachments' | 'files', number>
-
-export interface ImportOptions {
-  uploadDir: string
-  avatarDir: string
-  /** The most pixels an avatar's frame may have to be decoded. */
-  imageMaxPixels: number
-}
 
 type Values = Record<string, unknown>
 
@@ -122,68 +116,6 @@ async function checkStagedRows (stage: RowStage): Promise<void> {
     const later = await stage.firstLinkedAfter(key, VISIT, { column: spec.columns[by.field], whileUnset: by.ongoing === true ? latestAllowedDate() : null }, VISIT_DATE)
     if (later !== undefined) throw new ArchiveProblem(`${place(later)}: visitId names a visit after its ${by.field}`)
   }
-}
-
-interface Reading {
-  archive: ZipArchive
-  manifest: Manifested
-  staging: Staging
-  stage: RowStage
-  options: ImportOptions
-  /** Whose fair share of the image pool the avatars use. */
-  imageKey: string
-  /** Entries a row named; the others are only checked against the manifest. */
-  used: Set<string>
-}
-
-/**
- * Unpacks a file of a row into a temporary file of its folder, checking its
- * SHA-256 and size against the manifest. Answers null when the export had
- * left the file out (it was missing on disk there).
- */
-async function unpack (reading: Reading, entry: string, dir: string): Promise<{ temporary: string, size: number } | null> {
-  const { archive, manifest, staging, used } = reading
-  if (!archive.entries.has(entry)) {
-    if (manifest.missing.has(entry)) return null
-    throw new ArchiveProblem(`family.json names ${entry}, which the archive does not hold`)
-  }
-  used.add(entry)
-  const temporary = staging.temporary(dir)
-  const found = await archive.extract(entry, temporary)
-  checkSum(manifest, entry, found)
-  return { temporary, size: found.size }
-}
-
-/** An attachment's file, typed by its bytes as an upload is. */
-async function unpackAttachment (reading: Reading, entry: string): Promise<Unpacked | null> {
-  const dir = reading.options.uploadDir
-  const unpacked = await unpack(reading, entry, dir)
-  if (unpacked === null) return null
-  const type = await detectType(unpacked.temporary, ATTACHMENT_TYPES)
-  if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${ATTACHMENT_TYPES.join(', ')})`)
-  const file: Unpacked = { dir, ...unpacked, stored: storedName(type.ext), contentType: type.contentType }
-  reading.staging.add(file)
-  return file
-}
-
-/** An avatar's file, re-encoded as an uploaded avatar is: WebP, at most 512 × 512, no metadata. */
-async function unpackAvatar (reading: Reading, entry: string): Promise<Unpacked | null> {
-  const dir = reading.options.avatarDir
-  const unpacked = await unpack(reading, entry, dir)
-  if (unpacked === null) return null
-  const type = await detectType(unpacked.temporary, AVATAR_TYPES)
-  if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${AVATAR_TYPES.join(', ')})`)
-  let encoded
-  try {
-    encoded = await encodeAvatar({ path: unpacked.temporary, size: unpacked.size, type, fileName: '', fields: {} }, reading.imageKey, reading.options.imageMaxPixels)
-  } catch (error) {
-    const status = (error as { statusCode?: number }).statusCode
-    if (status === 415) throw new ArchiveProblem(`the avatar ${entry} cannot be used: ${(error as Error).message}`)
-    throw error
-  }
-  const file: Unpacked = { dir, temporary: encoded.path, stored: storedName(encoded.type.ext), size: encoded.size, contentType: encoded.type.contentType }
-  reading.staging.add(file)
-  return file
 }
 
 /** Where the rows of family.json go as they are read: their files unpacked, their rows staged. */

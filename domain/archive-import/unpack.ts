@@ -1,0 +1,78 @@
+import type { RowStage } from '../../sql/import'
+import { encodeAvatar } from '../../lib/files/avatar'
+import { storedName } from '../../lib/files/names'
+import { ATTACHMENT_TYPES, AVATAR_TYPES, detectType } from '../../lib/files/types'
+import { ArchiveProblem, type ZipArchive } from '../../lib/import/zip'
+import { checkSum, type Manifested } from './manifest'
+import type { Staging, Unpacked } from './staging'
+
+// The files of an archive's rows, unpacked and checked as uploads are.
+
+export interface ImportOptions {
+  uploadDir: string
+  avatarDir: string
+  /** The most pixels an avatar's frame may have to be decoded. */
+  imageMaxPixels: number
+}
+
+export interface Reading {
+  archive: ZipArchive
+  manifest: Manifested
+  staging: Staging
+  stage: RowStage
+  options: ImportOptions
+  /** Whose fair share of the image pool the avatars use. */
+  imageKey: string
+  /** Entries a row named; the others are only checked against the manifest. */
+  used: Set<string>
+}
+
+/**
+ * Unpacks a file of a row into a temporary file of its folder, checking its
+ * SHA-256 and size against the manifest. Answers null when the export had
+ * left the file out (it was missing on disk there).
+ */
+async function unpack (reading: Reading, entry: string, dir: string): Promise<{ temporary: string, size: number } | null> {
+  const { archive, manifest, staging, used } = reading
+  if (!archive.entries.has(entry)) {
+    if (manifest.missing.has(entry)) return null
+    throw new ArchiveProblem(`family.json names ${entry}, which the archive does not hold`)
+  }
+  used.add(entry)
+  const temporary = staging.temporary(dir)
+  const found = await archive.extract(entry, temporary)
+  checkSum(manifest, entry, found)
+  return { temporary, size: found.size }
+}
+
+/** An attachment's file, typed by its bytes as an upload is. */
+export async function unpackAttachment (reading: Reading, entry: string): Promise<Unpacked | null> {
+  const dir = reading.options.uploadDir
+  const unpacked = await unpack(reading, entry, dir)
+  if (unpacked === null) return null
+  const type = await detectType(unpacked.temporary, ATTACHMENT_TYPES)
+  if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${ATTACHMENT_TYPES.join(', ')})`)
+  const file: Unpacked = { dir, ...unpacked, stored: storedName(type.ext), contentType: type.contentType }
+  reading.staging.add(file)
+  return file
+}
+
+/** An avatar's file, re-encoded as an uploaded avatar is: WebP, at most 512 × 512, no metadata. */
+export async function unpackAvatar (reading: Reading, entry: string): Promise<Unpacked | null> {
+  const dir = reading.options.avatarDir
+  const unpacked = await unpack(reading, entry, dir)
+  if (unpacked === null) return null
+  const type = await detectType(unpacked.temporary, AVATAR_TYPES)
+  if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${AVATAR_TYPES.join(', ')})`)
+  let encoded
+  try {
+    encoded = await encodeAvatar({ path: unpacked.temporary, size: unpacked.size, type, fileName: '', fields: {} }, reading.imageKey, reading.options.imageMaxPixels)
+  } catch (error) {
+    const status = (error as { statusCode?: number }).statusCode
+    if (status === 415) throw new ArchiveProblem(`the avatar ${entry} cannot be used: ${(error as Error).message}`)
+    throw error
+  }
+  const file: Unpacked = { dir, temporary: encoded.path, stored: storedName(encoded.type.ext), size: encoded.size, contentType: encoded.type.contentType }
+  reading.staging.add(file)
+  return file
+}
