@@ -1,4 +1,5 @@
 import { runMigrations, Logger, type LogLevel } from 'graphile-worker'
+import { Pool } from 'pg'
 
 /**
  * The job queue: graphile-worker, in a schema of its own in the service's
@@ -23,9 +24,47 @@ export function queueLogger (log: QueueLog): Logger {
   })
 }
 
+/** Connections of the queue's, and how to end them. */
+export interface QueuePool {
+  pool: Pool
+  /** Ends every connection, and returns once each has closed. */
+  end: () => Promise<void>
+}
+
+/**
+ * A pool for graphile-worker, given to it rather than made by it: it ends a
+ * pool of its own without waiting, its error listeners taken off first, so a
+ * connection still closing would throw when the server ends it. pg's own
+ * `end` does not wait for the connections to close either: this one does.
+ */
+export function queuePool (url: string, max: number, onIdleError: (error: Error) => void = () => {}): QueuePool {
+  const pool = new Pool({ connectionString: url, max })
+  const open = new Set<Promise<void>>()
+  pool.on('error', onIdleError)
+  pool.on('connect', client => {
+    // A connection in use gives its error to its query; one closing after use has nothing left to tell.
+    client.on('error', () => {})
+    const closed = new Promise<void>(resolve => client.once('end', resolve))
+    open.add(closed)
+    void closed.then(() => open.delete(closed))
+  })
+  return {
+    pool,
+    end: async () => {
+      await pool.end()
+      await Promise.all(open)
+    }
+  }
+}
+
 /** Installs or upgrades the queue's schema: graphile-worker's own migrations, each once whatever the instances. */
 export async function installQueue (url: string, log: QueueLog): Promise<void> {
-  await runMigrations({ connectionString: url, schema: QUEUE_SCHEMA, maxPoolSize: 1, logger: queueLogger(log) })
+  const { pool, end } = queuePool(url, 1)
+  try {
+    await runMigrations({ pgPool: pool, schema: QUEUE_SCHEMA, logger: queueLogger(log) })
+  } finally {
+    await end()
+  }
 }
 
 /** The queue's tasks: the scan for reminders due, the sending of one reminder to one channel, and the deliveries of one webhook. */

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
 import type { Sql } from '../db/client'
-import { QUEUE_SCHEMA, queueLogger, type QueueLog } from '../db/queue'
+import { QUEUE_SCHEMA, queueLogger, queuePool, type QueueLog } from '../db/queue'
 import { forceUnlockWorkers } from '../sql/queue'
 import { capacities, type Capacity } from './job-capacity'
 
@@ -46,12 +46,15 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
     ended.add(worker.workerId)
     recover()
   })
+  // The runner's connections: one that listens, and one for each worker.
+  const { pool, end } = queuePool(url, runnerWorkers(spec.capacity) + 1, error => {
+    if (!closing) log.warn({ err: error }, 'job queue: an idle connection failed')
+  })
   const start = async (): Promise<Runner> => {
     const started = await run({
-      connectionString: url,
+      pgPool: pool,
       schema: QUEUE_SCHEMA,
       concurrency: runnerWorkers(spec.capacity),
-      maxPoolSize: runnerWorkers(spec.capacity) + 1,
       pollInterval: POLL_INTERVAL_MS,
       noHandleSignals: true,
       logger: queueLogger(queueLog),
@@ -65,7 +68,13 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
     return started
   }
   // null while the runner is being replaced.
-  let runner: Runner | null = await start()
+  let runner: Runner | null
+  try {
+    runner = await start()
+  } catch (error) {
+    await end()
+    throw error
+  }
 
   let recovering: Promise<void> | null = null
   function recover (): void {
@@ -100,6 +109,7 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
       closing = true
       await recovering
       await runner?.stop()
+      await end()
     }
   }
 }
