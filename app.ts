@@ -22,6 +22,7 @@ import passwords from './plugins/passwords'
 import authRoutes from './routes/auth'
 import me from './routes/me'
 import mePassword from './routes/me/password'
+import authentication from './plugins/authentication'
 import access from './plugins/access'
 import idempotency from './plugins/idempotency'
 import batchRoutes from './plugins/batch-routes'
@@ -192,6 +193,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(conditionalReads)
   await app.register(passwords)
   await app.register(tokens)
+  await app.register(authentication)
   await app.register(access)
   await app.register(idempotency)
   await app.register(batchRoutes)

@@ -1,14 +1,11 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify'
-import type { PendingQuery, Row } from 'postgres'
-import { errors, withDetails, type Issue } from '../lib/errors'
-import type { ChangeKind, RecordTable } from '../kinds/changes'
-import type { LinkedVisit } from '../kinds/rules'
+import { errors, withDetails } from '../lib/errors'
 import { ifMatchVersions } from '../lib/etag'
 import { covers, FAMILY_ROLES, type FamilyRole } from '../lib/roles'
-import type { ClockOf } from '../sql/access'
+import type { ClockOf, TargetKind } from '../sql/access'
 
-type Fragment = PendingQuery<Row[]>
-type Values = Record<string, unknown>
+/** What a target of a kind names, as sql/access.ts resolves it: a record's table, or the kind whose history it is. */
+type Named<K extends 'record' | 'history'> = Extract<TargetKind, Record<K, unknown>>[K]
 
 // What a route asks of the family scope, and what the scope resolved.
 
@@ -18,8 +15,8 @@ export type Locator = `params.${string}` | `body.${string}` | `query.${string}`
 export type Target =
   | { family: Locator }
   | { child: Locator }
-  | { record: RecordTable, at: Locator }
-  | { history: ChangeKind, at: Locator }
+  | { record: Named<'record'>, at: Locator }
+  | { history: Named<'history'>, at: Locator }
   | { share: Locator }
 
 export interface ScopeOptions {
@@ -51,34 +48,6 @@ export interface ScopeOptions {
    * while the ETag is current. Needs `etag`.
    */
   cache?: boolean
-  /**
-   * A read or a create decided in one statement with its answer or its
-   * insert: authentication reads only the token, and the scope decides the
-   * session, the target, the role and the rules in the statement that reads
-   * or writes (sql/access.ts).
-   */
-  oneStatement?: OneStatementRead | OneStatementCreate
-}
-
-/** A list or a read whose answer the database writes as JSON, in the statement that decides its access. Needs `etag` of a clock. */
-export interface OneStatementRead {
-  answer: (request: FastifyRequest) => Fragment
-}
-
-/** A create of a child's record whose insert runs in the statement that decides its access. */
-export interface OneStatementCreate {
-  /** The values to insert, or null when the request cannot be one statement: its access is then decided as any route's, and the handler writes. */
-  values: (request: FastifyRequest) => Values | null
-  /** The insert, from the rows of `actor`, which holds a row only when every check passed. */
-  insert: (childId: number, values: Values, actor: Fragment) => Fragment
-  /** The rules between the record and its child; `birth` null and no visit for the rules that need no database. */
-  rules: (values: Values, birth: string | null, visit: LinkedVisit) => Issue[]
-  /** The record's dates: none may be before the child's birth. */
-  dates: (values: Values) => string[]
-  /** The record's own date, which a visit it links to may not be after; null when it has none. */
-  visitBy: (values: Values) => string | null
-  /** The row as the API answers it. */
-  present: (row: Values) => Values
 }
 
 /** Where a route's target id is read. */

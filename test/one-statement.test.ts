@@ -1,13 +1,9 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
-import { present } from '../kinds/changes'
 import { IsoDate } from '../lib/schemas'
-import { ruleIssues } from '../routes/records'
 import { measurementKind } from '../kinds/measurements'
-import { insertFrom } from '../sql/records'
+import { createInStatement, inStatement, valuesOf } from '../routes/records/one-statement'
 import { build, call, familyOf, join, register, type App } from './helper'
-
-type Values = Record<string, unknown>
 
 /**
  * A create of the test's own, decided in one statement like the records'
@@ -15,27 +11,18 @@ type Values = Record<string, unknown>
  * statement checks.
  */
 function ownersOnly (app: App): void {
+  const scope = { target: { child: 'params.childId' }, name: 'Child', role: 'owner' } as const
+  const creates = createInStatement(app, measurementKind, scope)
   app.post('/api/test/children/:childId/owner-measurements', {
     onRequest: app.authenticate,
-    preHandler: app.familyScope({
-      target: { child: 'params.childId' },
-      name: 'Child',
-      role: 'owner',
-      oneStatement: {
-        values: request => ({ ...(request.body as Values) }),
-        insert: (childId, values, actor) => insertFrom(app.sql, measurementKind, childId, values, actor),
-        rules: (values, birth, visit) => ruleIssues(measurementKind, values, birth, visit),
-        dates: values => [values.measuredAt as string],
-        visitBy: values => values.measuredAt as string,
-        present: row => present('measurement', row)
-      }
-    }),
+    config: inStatement(scope),
+    preHandler: creates.preHandler,
     schema: {
       params: Type.Object({ childId: Type.Integer() }),
       body: Type.Object({ measuredAt: IsoDate, weightKg: Type.Number() }, { additionalProperties: false }),
       response: { 201: Type.Object({ id: Type.Integer(), weightKg: Type.Number() }) }
     }
-  }, async (request, reply) => reply.code(201).send(request.created as { id: number, weightKg: number }))
+  }, async (request, reply) => reply.code(201).send(await creates.create(request, valuesOf(request)) as { id: number, weightKg: number }))
 }
 
 async function rowsOf (app: App, childId: number): Promise<{ measurements: number, changes: number }> {
@@ -94,4 +81,25 @@ t.test('the records\' one-statement creates still let a member write and refuse 
   t.equal((await call(app, viewer, 'POST', url, { measuredAt: '2023-01-10', weightKg: 9.5 })).statusCode, 403, 'a viewer is refused')
   t.same(await rowsOf(app, child.id), before, 'nothing written')
   t.equal((await call(app, member, 'POST', url, { measuredAt: '2023-01-10', weightKg: 9.5 })).statusCode, 201, 'a member writes')
+})
+
+t.test('a record\'s list and its plain create each take one statement: the session, the family scope and the answer or the insert', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open' } })
+  const { member, child } = await family(app)
+  const statements: string[] = []
+  const options = app.directSql.options as unknown as { debug: unknown }
+  options.debug = (_connection: number, text: string) => { statements.push(text) }
+  t.teardown(() => { options.debug = false })
+  const counted = async (send: () => Promise<{ statusCode: number, headers: Record<string, unknown> }>, status: number, what: string) => {
+    statements.length = 0
+    const res = await send()
+    t.equal(res.statusCode, status, what)
+    t.equal(statements.length, 1, `${what}: one statement`)
+    return res
+  }
+
+  await counted(() => call(app, member, 'POST', `/api/children/${child.id as number}/measurements`, { measuredAt: '2023-01-10', weightKg: 9.5 }), 201, 'a create under the child')
+  await counted(() => call(app, member, 'POST', '/api/measurements', { childId: child.id, measuredAt: '2023-02-10', weightKg: 9.9 }), 201, 'a create naming its child in the body')
+  const list = await counted(() => call(app, member, 'GET', `/api/children/${child.id as number}/measurements`), 200, 'a list')
+  await counted(() => call(app, member, 'GET', `/api/children/${child.id as number}/measurements`, undefined, { 'if-none-match': list.headers.etag as string }), 304, 'a list whose ETag the client holds')
 })

@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify'
-import type { Db } from '../db/client'
-import { invalidRequest } from '../lib/errors'
-import { childFacts } from '../sql/children'
-import { visitDateOf, type VisitLinkTable } from '../sql/records'
-import { KINDS, type RegisteredKind } from '../kinds'
-import { nounOf } from '../kinds/kind'
-import { NO_VISIT, ruleIssues, type LinkedVisit } from '../kinds/rules'
+import type { Db } from '../../db/client'
+import { invalidRequest } from '../../lib/errors'
+import { childFacts } from '../../sql/children'
+import { visitDateOf, type VisitLinkTable } from '../../sql/records'
+import { KINDS, type RegisteredKind } from '../../kinds'
+import { nounOf } from '../../kinds/kind'
+import { NO_VISIT, ruleIssues, type LinkedVisit } from '../../kinds/rules'
 
 type Values = Record<string, unknown>
 

@@ -1,0 +1,73 @@
+import { Type } from '@sinclair/typebox'
+import {
+  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, PATCH_RULE, Pagination, StrictObject, WithETag, errorResponses, patchFields
+} from '../../lib/schemas'
+import type { RegisteredKind } from '../../kinds'
+import type { RecordTable } from '../../kinds/changes'
+import { nounOf, type ParentSpec } from '../../kinds/kind'
+import type { ScopeOptions } from '../../plugins/access'
+
+/** A word with its article: `a visit`, `an illness`. */
+function withArticle (word: string): string {
+  return `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`
+}
+
+const ONE_STATEMENT = 'The token is checked first (401); the session, the family scope and the rules are checked in the statement that writes, after the body is validated: a malformed body is a 400 also for a revoked session, whose well-formed write is a 401 with nothing written.'
+
+/** The family scopes of a kind's routes: a list's (its ETag of the child's clock, its answer kept), a create's, one record's. */
+export function scopesOf (spec: RegisteredKind) {
+  const underParent = (parent: ParentSpec) => ({ record: parent.kind.table as RecordTable, at: `params.${parent.param}` as const })
+  return {
+    list: (at: `params.${string}` | `query.${string}`): ScopeOptions => ({ target: { child: at }, name: 'Child', etag: 'child', cache: true }),
+    create: (at: `params.${string}` | `body.${string}`): ScopeOptions => ({ target: { child: at }, name: 'Child' }),
+    listParent: (parent: ParentSpec): ScopeOptions => ({ target: underParent(parent), name: parent.kind.singular, etag: 'child', cache: true }),
+    createParent: (parent: ParentSpec): ScopeOptions => ({ target: underParent(parent), name: parent.kind.singular }),
+    record: { target: { record: spec.table, at: 'params.id' }, name: spec.singular, etag: 'version', ifMatch: true, cache: true } satisfies ScopeOptions
+  }
+}
+
+/**
+ * The schemas of one kind's routes, one a route: under the child
+ * (`/api/children/:childId/{kind}`), flat (`/api/{kind}`, `/api/{kind}/:id`),
+ * and under the parent for a kind that has one.
+ */
+export function declarationsOf (spec: RegisteredKind) {
+  const tags = [spec.path]
+  const security = [{ bearer: [] }]
+  const ref = Type.Ref(spec.schema.$id as string)
+  const noun = nounOf(spec)
+  const sortNames = Object.keys(spec.sorts).join(', ')
+  const listQuery = {
+    ...Pagination,
+    sort: Type.Optional(Type.String({ description: `comma-separated fields among ${sortNames}, each optionally prefixed with - (default ${spec.defaultSort}); ties are broken by id` })),
+    from: Type.Optional(IsoDate),
+    to: Type.Optional(IsoDate),
+    ...Object.fromEntries(Object.entries(spec.filters ?? {}).map(([name, filter]) => [name, Type.Optional(Type.String({ enum: [...filter.values] }))]))
+  }
+  const body = StrictObject(spec.fields)
+  const createBody = StrictObject({ ...spec.fields, ...spec.createFields })
+  const listResponses = { 200: WithETag(Type.Ref(`${spec.singular}List`), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+  const createResponses = { 201: spec.createSchema ?? ref, ...errorResponses(400, 401, 403, 404) }
+  const writeResponses = (ok: object) => ({ ...ok, ...errorResponses(400, 401, 403, 404, 412) })
+  const childParams = StrictObject({ childId: Id })
+  const idParams = StrictObject({ id: Id })
+  const createDescription = [spec.descriptions?.create, ONE_STATEMENT].filter(text => text !== undefined).join(' ')
+  const listed = `A child's ${spec.path.replace('-', ' ')}`
+  const parent = spec.parent
+  const params = parent === undefined ? childParams : StrictObject({ [parent.param]: Id })
+  const parentNoun = parent === undefined ? '' : nounOf(parent.kind)
+  const parentName = parent?.kind.singular ?? ''
+
+  return {
+    listChild: { operationId: `listChild${spec.plural}`, tags, summary: listed, description: spec.descriptions?.list, security, params: childParams, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses },
+    createChild: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to a child`, description: createDescription, security, params: childParams, body: createBody, response: createResponses },
+    list: { operationId: `list${spec.plural}`, tags, summary: `${listed}, by childId`, description: spec.descriptions?.list, security, querystring: Type.Object({ childId: Id, ...listQuery }), headers: ConditionalRead, response: listResponses },
+    create: { operationId: `create${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to the child named by childId`, description: createDescription, security, body: StrictObject({ childId: Id, ...spec.fields, ...spec.createFields }), response: createResponses },
+    listParent: { operationId: `list${parentName}${spec.plural}`, tags, summary: `The ${noun}s of ${withArticle(parentNoun)}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses },
+    createParent: { operationId: `create${parentName}${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to ${withArticle(parentNoun)}`, description: spec.descriptions?.create, security, params, body: createBody, response: createResponses },
+    get: { operationId: `get${spec.singular}`, tags, summary: `One ${noun}`, security, params: idParams, headers: ConditionalRead, response: { 200: WithETag(ref, ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) } },
+    replace: { operationId: `replace${spec.singular}`, tags, summary: `Replace ${withArticle(noun)}; omitted optional fields become null`, security, params: idParams, headers: ConditionalWrite, body, response: writeResponses({ 200: ref }) },
+    update: { operationId: `update${spec.singular}`, tags, summary: `Change some fields of ${withArticle(noun)}`, description: `${PATCH_RULE} The rules between fields hold for the record as it would become.`, security, params: idParams, headers: ConditionalWrite, body: StrictObject(patchFields(spec.fields)), response: writeResponses({ 200: ref }) },
+    remove: { operationId: `delete${spec.singular}`, tags, summary: `Delete ${withArticle(noun)}`, security, params: idParams, headers: ConditionalWrite, response: writeResponses({ 204: Type.Null({ description: 'Deleted' }) }) }
+  }
+}
