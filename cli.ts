@@ -1,4 +1,4 @@
-import { stderrPriority } from './lib/log-destination'
+import { stderrPriority } from './io/log-destination'
 import { UsageError } from './cli/command'
 import { BackupTimeout } from './db/backup/bounds'
 import { main } from './cli/index'

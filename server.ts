@@ -1,6 +1,6 @@
 import { buildApp } from './app'
-import { ConfigError, loadConfig, type Config } from './lib/config'
-import { stderrPriority } from './lib/log-destination'
+import { ConfigError, loadConfig, type Config } from './io/config'
+import { stderrPriority } from './io/log-destination'
 
 const DRAIN_MS = 10_000
 const GIVE_UP_MS = 20_000

@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks'
 import { buildApp } from '../app'
 import { createSql } from '../db/client'
 import { startEmbeddedDatabase } from '../db/embedded'
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 import { request, withDatabase } from './lib/api'
 
 const USERS = 10

@@ -24,7 +24,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 import { createSql } from '../db/client'
 import { request, withDatabase } from './lib/api'
 

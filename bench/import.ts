@@ -37,7 +37,7 @@ import { ZipFile } from 'yazl'
 import { buildApp, type App } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
 import { createSql } from '../db/client'
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 import { request, withDatabase } from './lib/api'
 
 const CHILDREN = 5

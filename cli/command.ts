@@ -1,5 +1,5 @@
-import type { Config } from '../lib/config'
-import { stderrPriority } from '../lib/log-destination'
+import type { Config } from '../io/config'
+import { stderrPriority } from '../io/log-destination'
 import type { Sql } from '../db/client'
 import { openDatabase } from '../db/backup/database'
 

@@ -1,5 +1,5 @@
 import { Email, Password, UserName } from '../lib/account-schemas'
-import { hashPassword } from '../lib/passwords'
+import { hashPassword } from '../io/passwords'
 import { StrictObject } from '../lib/schemas'
 import { emailTaken, insertUser } from '../sql/users'
 import { checkAccount, COMMAND_LINE } from './account'

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
-import { loadConfig } from '../lib/config'
-import { stderrPriority } from '../lib/log-destination'
+import { loadConfig } from '../io/config'
+import { stderrPriority } from '../io/log-destination'
 import { MIN_PASSPHRASE } from '../db/backup/encryption'
 import { containWriteAfterClose } from '../db/write-after-close'
 import { backup } from './backup'

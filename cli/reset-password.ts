@@ -1,5 +1,5 @@
 import { Password } from '../lib/account-schemas'
-import { hashPassword } from '../lib/passwords'
+import { hashPassword } from '../io/passwords'
 import { StrictObject } from '../lib/schemas'
 import { revokeUserSessions } from '../sql/sessions'
 import { findCredentials, setPasswordHash } from '../sql/users'

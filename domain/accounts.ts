@@ -3,8 +3,8 @@
 // link of an identity to the account of a link token.
 import type { Tx } from '../db/client'
 import { LOCKS, lockForTransaction } from '../db/locks'
-import type { Registration } from '../lib/config'
-import type { ProviderIdentity } from '../lib/oidc/provider'
+import type { Registration } from '../io/config'
+import type { ProviderIdentity } from '../outbound/oidc'
 import type { FamilyRole } from '../lib/roles'
 import { beginFamilyChange } from '../sql/changes'
 import { addMember, insertFamily } from '../sql/families'

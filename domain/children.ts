@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import { GROWTH_REFERENCES } from '../lib/growth/charts'
 import { IsoDate, Name, Nullable } from '../lib/schemas'
-import { scheduleIds } from '../lib/schedules'
+import { scheduleIds } from '../io/schedules'
 
 export const Sex = Type.String({ enum: ['female', 'male', 'other'] })
 

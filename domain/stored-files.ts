@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { afterCommit } from '../db/ambient'
-import type { Config } from '../lib/config'
-import { removeAfterCommit, type StoredNames } from '../lib/stored-files'
+import type { Config } from '../io/config'
+import { removeAfterCommit, type StoredNames } from '../io/stored-files'
 
 /**
  * Removes stored files whose rows the running work deleted, once it has

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { medicalEventMapping } from '../lib/fhir'
 import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
-import { scheduleById } from '../lib/schedules'
+import { scheduleById } from '../io/schedules'
 import { columnsOf, storedPresenter } from './columns'
 import type { ChildFacts, Issue } from './rules'
 import type { RecordKind } from './kind'

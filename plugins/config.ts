@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { Config } from '../lib/config'
+import type { Config } from '../io/config'
 
 
 declare module 'fastify' {

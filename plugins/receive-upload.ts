@@ -8,9 +8,9 @@ import { pipeline } from 'node:stream/promises'
 import { errors, withDetails } from '../lib/errors'
 import { DECIMAL_INTEGER } from '../lib/schemas'
 import { cleanFileName, temporaryName } from '../lib/files/names'
-import { removeQuietly } from '../lib/files/store'
-import { detectType } from '../lib/files/types'
-import type { Upload, UploadRules } from '../lib/files/upload'
+import { removeQuietly } from '../io/files/store'
+import { detectType } from '../io/files/types'
+import type { Upload, UploadRules } from '../io/files/upload'
 
 export type { Upload, UploadRules }
 

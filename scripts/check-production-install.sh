@@ -115,7 +115,7 @@ const path = require('node:path')
 const app = process.argv[2]
 const { dependencies } = require(path.join(app, 'package.json'))
 // Packages a production install leaves out, each required only inside a function of one file, which copes without it.
-const lazy = { 'embedded-postgres': path.join('db', 'embedded.js'), 'pino-pretty': path.join('lib', 'log-destination.js') }
+const lazy = { 'embedded-postgres': path.join('db', 'embedded.js'), 'pino-pretty': path.join('io', 'log-destination.js') }
 const files = readdirSync(path.join(app, 'dist'), { recursive: true }).filter(file => file.endsWith('.js') && !file.startsWith('node_modules'))
 let bad = 0
 for (const file of files) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 
 /**
  * Reads the settings a unit gives the service (its Environment= lines, then

@@ -1,7 +1,7 @@
 // Puts beside the compiled code what the built service reads at run time: the
 // migrations (db/migrate.js finds them at ../migrations), CDC's growth charts
-// (lib/growth/cdc.js finds them at ../../growth/cdc), the vaccine schedules
-// (lib/schedules/load.js finds them at ../../schedules) and a package.json that
+// (io/growth-cdc.js finds them at ../growth/cdc), the vaccine schedules
+// (io/schedules.js finds them at ../schedules) and a package.json that
 // gives the version and keeps dist/ a CommonJS package.
 const { cpSync, rmSync, writeFileSync } = require('node:fs')
 const path = require('node:path')

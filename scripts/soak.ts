@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../app'
 import { startEmbeddedDatabase } from '../db/embedded'
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 
 /**
  * A longer load without loss than the test suite's: CLIENTS writers add

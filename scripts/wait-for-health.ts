@@ -1,4 +1,4 @@
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 
 /**
  * Waits until the service started with the same settings answers

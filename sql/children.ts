@@ -3,7 +3,7 @@ import type { Db } from '../db/client'
 import { inCallerFamily, type Caller } from './access'
 import { KINDS } from '../kinds'
 import { avatarUrl } from '../lib/files/names'
-import type { StoredNames } from '../lib/stored-files'
+import type { StoredNames } from '../io/stored-files'
 
 type Fragment = PendingQuery<Row[]>
 

@@ -1,6 +1,7 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
-import { dueList, scheduleById, type DueItem, type DueStatus, type LatestDose, type RecordedDose } from '../lib/schedules'
+import { scheduleById } from '../io/schedules'
+import { dueList, type DueItem, type DueStatus, type LatestDose, type RecordedDose } from '../lib/schedules'
 
 type Fragment = PendingQuery<Row[]>
 

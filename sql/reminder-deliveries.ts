@@ -1,8 +1,7 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { TASKS } from '../db/queue'
-import type { Channel } from '../lib/channels'
-import type { Message } from '../lib/channels/types'
+import type { Channel, Message } from '../lib/channels'
 import { addJob, type JobOptions } from './queue'
 
 /** A reminder to record: an item's message for every channel of the family's members in one time zone. */

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { removeStoredFiles } from '../lib/stored-files'
+import { removeStoredFiles } from '../io/stored-files'
 import { LOCKS } from '../db/locks'
 import { build, call, familyOf, login, PASSWORD, register, type App, type Pair } from './helper'
 

@@ -43,12 +43,12 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   const devOnly = Object.entries(locked).filter(([name, entry]) => name !== '' && entry.dev === true).map(([name]) => name)
   t.ok(devOnly.length > 100, `the lock file marks ${devOnly.length} packages as for development only`)
   t.same(devOnly.filter(name => existsSync(path.join(install, name))), [], 'none of them is installed')
-  const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/lib/growth/cdc").loadCdcTables()).length)'], { cwd: install })
+  const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/io/growth-cdc").loadCdcTables()).length)'], { cwd: install })
   t.equal(tables.trim(), '7', 'the built code finds and checks CDC\'s seven files beside it')
-  const { stdout: schedules } = await run(process.execPath, ['-e', 'console.log(require("./dist/lib/schedules").schedules().map(s => s.id).join())'], { cwd: install })
+  const { stdout: schedules } = await run(process.execPath, ['-e', 'console.log(require("./dist/io/schedules").schedules().map(s => s.id).join())'], { cwd: install })
   t.equal(schedules.trim(), 'us-routine', 'and the vaccine schedules beside it')
   // openid-client is ESM only: the CommonJS build loads it through require(esm), which Node 20.19 has.
-  const { stdout: oidc } = await run(process.execPath, ['-e', 'console.log(typeof require("./dist/lib/oidc/provider").OidcProvider.newChecks().codeVerifier)'], { cwd: install })
+  const { stdout: oidc } = await run(process.execPath, ['-e', 'console.log(typeof require("./dist/outbound/oidc").OidcProvider.newChecks().codeVerifier)'], { cwd: install })
   t.equal(oidc.trim(), 'string', 'the built code loads openid-client from the production install')
 
   const db = await testDatabase(t, { empty: true })
@@ -85,7 +85,7 @@ t.test('the built dist/ runs with production dependencies only and answers healt
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'first@example.org', password: 'correct horse battery', name: 'First' })
   })
-  t.equal(registered.status, 201, 'a registration hashes its password in the built worker thread, dist/lib/password-worker.js')
+  t.equal(registered.status, 201, 'a registration hashes its password in the built worker thread, dist/io/password-worker.js')
   const [{ count }] = await db.sql`select count(*)::int as count from migrations`
   t.ok(count > 0, 'it applied the migrations shipped in dist/migrations to an empty database')
 

@@ -1,5 +1,5 @@
 import type { Test } from 'tap'
-import { ConfigError, loadConfig } from '../lib/config'
+import { ConfigError, loadConfig } from '../io/config'
 
 /** The settings production needs, and no more. */
 export const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://app:pw@db:5432/app', JWT_SECRET: 'a'.repeat(32), JWT_REFRESH_SECRET: 'b'.repeat(32) }

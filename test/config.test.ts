@@ -1,7 +1,7 @@
 import t from 'tap'
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 import { PRODUCTION, refused } from './config-helpers'
 import { tempDir } from './temp-dir'
 

@@ -4,7 +4,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { loadConfig } from '../lib/config'
+import { loadConfig } from '../io/config'
 import { all, final, finalEnv, healthcheck, ignored, lastOf, ROOT, run, runHealthcheck, simulate, split, stages, type Stage } from './containerfile'
 
 // Needs neither the test database nor WHO's growth tables: `npm run
@@ -48,10 +48,10 @@ t.test('every path it copies exists after a build, and its command is the built 
   t.ok(existsSync(path.join(image, 'dist', 'migrations', '00000000-000000-base-schema.sql')), 'and the migrations beside them')
   const cdcFiles = readFileSync(path.join(ROOT, 'growth', 'cdc', 'SHA256SUMS'), 'utf8').trim().split('\n').map(line => line.split(/\s+/)[1])
   for (const file of ['SHA256SUMS', ...cdcFiles]) t.ok(existsSync(path.join(image, 'dist', 'growth', 'cdc', file)), `and CDC's growth chart file ${file}`)
-  const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/lib/growth/cdc").loadCdcTables()).length)'], { cwd: image })
+  const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/io/growth-cdc").loadCdcTables()).length)'], { cwd: image })
   t.equal(tables.trim(), '7', 'which the built code finds and checks')
   t.ok(existsSync(path.join(image, 'dist', 'schedules', 'us-routine.json')), 'and the vaccine schedules')
-  const { stdout: schedules } = await run(process.execPath, ['-e', 'console.log(require("./dist/lib/schedules").schedules().map(s => s.id).join())'], { cwd: image })
+  const { stdout: schedules } = await run(process.execPath, ['-e', 'console.log(require("./dist/io/schedules").schedules().map(s => s.id).join())'], { cwd: image })
   t.equal(schedules.trim(), 'us-routine', 'which the built code finds and checks')
   t.notOk(existsSync(path.join(image, 'test')), 'no tests in the image')
 

@@ -3,12 +3,13 @@ import { createHash } from 'node:crypto'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { CDC_DIR, CDC_FILES, CDC_TABLE_NAMES, cdcLms, loadCdcTables, parseCdcTable, readCdcTables, type CdcTableName, type CdcTables } from '../lib/growth/cdc'
+import { CDC_DIR, loadCdcTables, readCdcTables } from '../io/growth-cdc'
+import { CDC_FILES, CDC_TABLE_NAMES, cdcLms, parseCdcTable, type CdcTableName, type CdcTables } from '../lib/growth/cdc'
 import { CDC_CHARTS, cdcAgeScore, cdcChartScore, cdcWeightForLengthScore } from '../lib/growth/cdc-scores'
 import { chartsFor, growthSource, scoresAt, scoresWithCdc, type GrowthReference } from '../lib/growth/charts'
 import { childGrowth } from '../lib/growth/child'
 import { INDICATORS, referenceCurve, type Indicator } from '../lib/growth/curves'
-import { readTableFiles } from '../lib/growth/data'
+import { readTableFiles } from '../outbound/growth-tables'
 import { growthPoint, type GrowthChild, type GrowthMeasurement, type GrowthPoint } from '../lib/growth/point'
 import { ageScore, type AgeIndicator } from '../lib/growth/scores'
 import { parseTables, type GrowthTables } from '../lib/growth/tables'
@@ -51,7 +52,7 @@ function at (child: GrowthChild, days: number, values: Partial<GrowthMeasurement
 }
 
 t.test('the shipped files are the pinned ones, found beside the code', async t => {
-  t.equal(path.resolve(CDC_DIR), path.resolve(SHIPPED), 'lib/growth finds growth/cdc at ../../growth/cdc')
+  t.equal(path.resolve(CDC_DIR), path.resolve(SHIPPED), 'io/growth-cdc finds growth/cdc at ../growth/cdc')
   const sums = readFileSync(path.join(SHIPPED, 'SHA256SUMS'), 'utf8').trim().split('\n').map(line => line.split(/\s+/))
   t.same(Object.fromEntries(sums.map(([sum, file]) => [file, sum])), Object.fromEntries(Object.values(CDC_FILES).map(({ file, sha256 }) => [file, sha256])), 'the code pins the sums of SHA256SUMS')
   for (const [sum, file] of sums) t.equal(createHash('sha256').update(readFileSync(path.join(SHIPPED, file))).digest('hex'), sum, `${file} matches its sum`)

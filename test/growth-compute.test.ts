@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { readTableFiles } from '../lib/growth/data'
+import { readTableFiles } from '../outbound/growth-tables'
 import { daysBetween, growthPoint, type GrowthMeasurement } from '../lib/growth/point'
 import { ageScore, weightForHeightScore, type AgeIndicator } from '../lib/growth/scores'
 import { parseTable, parseTables, type GrowthTables, type Sex } from '../lib/growth/tables'

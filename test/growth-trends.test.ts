@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readTableFiles } from '../lib/growth/data'
+import { readTableFiles } from '../outbound/growth-tables'
 import { lmsValue, normalQuantile } from '../lib/growth/lms'
 import { growthPoint, type GrowthPoint } from '../lib/growth/point'
 import type { Score } from '../lib/growth/scores'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { ORPHAN_AGE_MS, sweepOrphans } from '../lib/files/sweep'
+import { ORPHAN_AGE_MS, sweepOrphans } from '../io/files/sweep'
 import { storedNamesInUse } from '../sql/attachments'
 import { build, call, register, tempDir, TEST_ENV, type Pair } from './helper'
 import { cli, created, exported, familyView, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, startCli, upload, type App } from './import-helpers'

@@ -5,7 +5,7 @@ import path from 'node:path'
 import Fastify from 'fastify'
 import {
   chooseLogOutput, journalPriority, journalStream, lineLevel, logDestination, prettyStream, stderrPriority
-} from '../lib/log-destination'
+} from '../io/log-destination'
 import { build, tempDir, TEST_ENV, testDatabase } from './helper'
 import { freePort } from '../db/embedded'
 

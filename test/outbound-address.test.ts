@@ -1,6 +1,6 @@
 import { BlockList } from 'node:net'
 import t from 'tap'
-import { guardedLookup, outboundRule, refusedAddress, refusedDestination, refusedHost, type OutboundRule } from '../lib/outbound-address'
+import { guardedLookup, outboundRule, refusedAddress, refusedDestination, refusedHost, type OutboundRule } from '../outbound/address'
 import { httpUrlProblem } from '../lib/outbound-url'
 import { loopbackName } from './outbound-helpers'
 import { NEVER_HOSTS, ODD_URLS, PRIVATE_HOSTS, PUBLIC_HOSTS } from './outbound-forms'

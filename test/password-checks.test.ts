@@ -1,6 +1,6 @@
 import t from 'tap'
 import bcrypt from 'bcryptjs'
-import { PASSWORD_JOBS_PER_KEY, PASSWORD_RETRY_AFTER } from '../lib/passwords'
+import { PASSWORD_JOBS_PER_KEY, PASSWORD_RETRY_AFTER } from '../io/passwords'
 import { build, call, register, PASSWORD, type App, type Pair } from './helper'
 
 /**

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { passwordWorkers } from '../lib/passwords'
+import { passwordWorkers } from '../io/passwords'
 import { build, register } from './helper'
 
 // bcrypt's worker threads belong to the apps of the process: they end with the last one to close.

@@ -3,7 +3,8 @@ import ICAL from 'ical.js'
 import { build, call, familyOf, login, register, type App, type Pair } from './helper'
 import { exported, importArchive } from './import-helpers'
 import { dueOfChildren } from '../sql/medical-events'
-import { addMonths, parseSchedule, scheduleById, scheduleDue, type VaccineSchedule } from '../lib/schedules'
+import { scheduleById } from '../io/schedules'
+import { addMonths, parseSchedule, scheduleDue, type VaccineSchedule } from '../lib/schedules'
 
 const OPEN = { REGISTRATION: 'open' }
 const US = scheduleById('us-routine') as VaccineSchedule

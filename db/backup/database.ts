@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type postgres from 'postgres'
-import type { Config } from '../../lib/config'
+import type { Config } from '../../io/config'
 import { createSql, type Sql } from '../client'
 import { startEmbeddedDatabase } from '../embedded'
 

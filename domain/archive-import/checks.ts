@@ -1,6 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
-import { ArchiveProblem } from '../../lib/import/zip'
+import { ArchiveProblem } from '../../io/import/zip'
 import { buildValidator } from '../../lib/validation'
 
 const compile = buildValidator()

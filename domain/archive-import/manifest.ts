@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { JsonProblem, JsonReader } from '../../lib/import/json-reader'
-import { ArchiveProblem, entryProblem, type EntryDigest, type ZipArchive } from '../../lib/import/zip'
+import { ArchiveProblem, entryProblem, type EntryDigest, type ZipArchive } from '../../io/import/zip'
 import { checkValue } from './checks'
 
 /** The limits of an archive, as the contract sets them. */

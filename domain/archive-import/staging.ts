@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { rename } from 'node:fs/promises'
 import { temporaryName } from '../../lib/files/names'
-import { removeQuietly } from '../../lib/files/store'
+import { removeQuietly } from '../../io/files/store'
 
 /** A file the archive holds for a row, unpacked into a temporary file of its target folder until it is stored. */
 export interface Unpacked {

@@ -1,8 +1,8 @@
 import type { RowStage } from '../../sql/import'
-import { encodeAvatar } from '../../lib/files/avatar'
+import { encodeAvatar } from '../../io/files/avatar'
 import { storedName } from '../../lib/files/names'
-import { ATTACHMENT_TYPES, AVATAR_TYPES, detectType } from '../../lib/files/types'
-import { ArchiveProblem, type ZipArchive } from '../../lib/import/zip'
+import { ATTACHMENT_TYPES, AVATAR_TYPES, detectType } from '../../io/files/types'
+import { ArchiveProblem, type ZipArchive } from '../../io/import/zip'
 import { checkSum, type Manifested } from './manifest'
 import type { Staging, Unpacked } from './staging'
 

@@ -1,8 +1,8 @@
 // One reminder sent to one channel, once: claimed in a transaction, sent
 // outside any, and its outcome recorded with its retry's job.
 import type { Sql } from '../../db/client'
-import { SendError, sendTo } from '../../lib/channels'
-import type { Config } from '../../lib/config'
+import { SendError, sendTo } from '../../outbound/channels'
+import type { Config } from '../../io/config'
 import { claimDelivery, deliveryFailed, deliverySent } from '../../sql/reminder-deliveries'
 
 export type Outcome = 'none' | 'deferred' | 'sent' | 'retrying' | 'given up'

@@ -1,11 +1,11 @@
 // A user's notification settings replaced: the new and changed channels
 // verified by a test message, sent at once and before anything is saved.
 import type { Sql } from '../../db/client'
-import { channelKey, sendTo, type Channel } from '../../lib/channels'
-import type { Config } from '../../lib/config'
+import { channelKey, sendTo, type Channel } from '../../outbound/channels'
+import type { Config } from '../../io/config'
 import { errors, invalidRequest, withDetails, type Issue } from '../../lib/errors'
-import { destinationIssue, outboundRule } from '../../lib/outbound-address'
-import { checkSubscription } from '../../lib/push/send'
+import { destinationIssue, outboundRule } from '../../outbound/address'
+import { checkSubscription } from '../../outbound/push'
 import { TEST_MESSAGE } from '../../lib/reminders/message'
 import { requeueOpen } from '../../sql/reminder-deliveries'
 import {

@@ -1,7 +1,7 @@
 import type { TaskList } from 'graphile-worker'
 import type { Sql } from '../../db/client'
 import { TASKS, type JobLog } from '../../db/queue'
-import type { Config } from '../../lib/config'
+import type { Config } from '../../io/config'
 import { deliverReminder } from './deliver'
 import { scanReminders } from './scan'
 

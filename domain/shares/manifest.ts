@@ -1,6 +1,7 @@
 import type { Sql } from '../../db/client'
 import { errors, withBodyFields, withDetails, withRetryAfter } from '../../lib/errors'
-import { MAX_PASSWORD_BYTES, passwordKey, verifyPassword } from '../../lib/passwords'
+import { passwordKey, verifyPassword } from '../../io/passwords'
+import { MAX_PASSWORD_BYTES } from '../../lib/account-schemas'
 import { FHIR_JSON, randomToken, tokenHash } from '../../lib/shares/link'
 import {
   insertFileLink, openLink, refuseMissingPasscode, refuseWrongPasscode, refuseUnchecked, servePasscodeLink, takeAttempt, useFileLink

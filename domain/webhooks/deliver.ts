@@ -4,8 +4,8 @@
 import { performance } from 'node:perf_hooks'
 import type { Sql } from '../../db/client'
 import { presentChange, type Position, type StoredChange } from '../../kinds/changes'
-import type { Config } from '../../lib/config'
-import { PostError, postOnce } from '../../lib/outbound-post'
+import type { Config } from '../../io/config'
+import { PostError, postOnce } from '../../outbound/post'
 import { signedHeaders } from '../../lib/webhooks/sign'
 import { changesAfter, changesHeldBack, familyClock, familyPositions } from '../../sql/changes'
 import {

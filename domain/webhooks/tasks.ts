@@ -1,7 +1,7 @@
 import type { TaskList } from 'graphile-worker'
 import type { Sql } from '../../db/client'
 import { TASKS, type JobLog } from '../../db/queue'
-import type { Config } from '../../lib/config'
+import type { Config } from '../../io/config'
 import { deliverWebhook } from './deliver'
 
 /** The webhooks' task of the job queue: the deliveries of one webhook, cut short once the worker is `stopping`. */

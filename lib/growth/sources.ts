@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /** How every growth response credits WHO. */
 export const GROWTH_SOURCE = 'WHO Child Growth Standards (2006); WHO Reference 2007'
 
@@ -37,4 +39,9 @@ export function tableUrl (name: TableName, mirror: string | null): string {
   const { file, repository } = TABLE_SOURCES[name]
   if (mirror !== null) return new URL(file, mirror.endsWith('/') ? mirror : mirror + '/').toString()
   return `https://raw.githubusercontent.com/${REPOSITORIES[repository]}/data-raw/growthstandards/${file}`
+}
+
+/** The SHA-256 of a file's bytes, hex, as the pinned sums are written. */
+export function sha256 (content: Buffer): string {
+  return createHash('sha256').update(content).digest('hex')
 }

@@ -1,4 +1,4 @@
-import type { Message } from '../channels/types'
+import type { Message } from '../channels'
 
 /** What a reminder tells: the child's first name, the item and its date, and nothing else. */
 export interface ReminderContent {

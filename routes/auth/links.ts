@@ -31,6 +31,6 @@ export async function issueLink (
   const token = randomBytes(32).toString('base64url')
   const browserHash = link.browser === null ? null : tokens.hash(link.browser)
   const expiresAt = await saveLink(sql, { userId: link.userId, madeBy: link.madeBy, tokenHash: tokens.hash(token), browserHash }, LINK_TTL[link.madeBy])
-  // PUBLIC_URL is set whenever a provider is (lib/oidc/config.ts).
+  // PUBLIC_URL is set whenever a provider is (io/oidc-config.ts).
   return { url: linkStartUrl(config.publicUrl ?? '', link.redirect, token), expiresAt }
 }

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
 import { accountOf, linkedAccount } from '../../domain/accounts'
 import { errors } from '../../lib/errors'
-import { OidcError, OidcProvider } from '../../lib/oidc/provider'
+import { OidcError, OidcProvider } from '../../outbound/oidc'
 import { errorResponses } from '../../lib/schemas'
 import { findOpenLink } from '../../sql/identity-links'
 import { insertCode, insertFlow, takeCode, takeFlow } from '../../sql/oidc'
@@ -21,7 +21,7 @@ const CODE_TTL = 60
 
 /**
  * Sign-in with the home's identity provider: the authorization code flow
- * with PKCE, state and nonce (lib/oidc/provider.ts). The flow is kept in the
+ * with PKCE, state and nonce (outbound/oidc.ts). The flow is kept in the
  * database, so that any instance finishes it; the front end gets a one-time
  * code in the URL's fragment and exchanges it for the usual token pair, so
  * that no token travels in a URL.
@@ -29,7 +29,7 @@ const CODE_TTL = 60
 const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql, tokens } = fastify
   const settings = config.oidc
-  // PUBLIC_URL is set whenever a provider is (lib/oidc/config.ts).
+  // PUBLIC_URL is set whenever a provider is (io/oidc-config.ts).
   const publicUrl = config.publicUrl ?? ''
   const provider = settings === null ? null : new OidcProvider(settings, publicUrl)
   if (provider !== null) fastify.addHook('onClose', async () => { await provider.close() })

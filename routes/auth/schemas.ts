@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Id, Nullable, Secret, StrictObject, Timestamp } from '../../lib/schemas'
-import { MAX_PASSWORD_BYTES } from '../../lib/passwords'
-import { Email, FrontEndPath, Password, UserName } from '../../lib/account-schemas'
+import { Email, FrontEndPath, MAX_PASSWORD_BYTES, Password, UserName } from '../../lib/account-schemas'
 
 export const User = Type.Object({
   id: Id,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Db } from '../../db/client'
 import { errors } from '../../lib/errors'
-import { checkPasswordTurn, passwordKey, verifyPassword } from '../../lib/passwords'
+import { checkPasswordTurn, passwordKey, verifyPassword } from '../../io/passwords'
 import { findCredentialsById } from '../../sql/users'
 
 /**

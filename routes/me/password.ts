@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../lib/schemas'
-import { hashPassword, passwordKey } from '../../lib/passwords'
+import { hashPassword, passwordKey } from '../../io/passwords'
 import { revokeUserSessions } from '../../sql/sessions'
 import { setPasswordHash } from '../../sql/users'
 import identityLink from './identity-link'

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
-import { vapidKeys } from '../../lib/push/vapid'
+import { vapidKeys } from '../../io/vapid'
 import { PushPublicKey } from './schemas'
 
 const DESCRIPTION = 'The key a browser subscribes with (PushManager.subscribe({ userVisibleOnly: true, applicationServerKey })) ' +

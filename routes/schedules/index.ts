@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../lib/schemas'
-import { schedules } from '../../lib/schedules'
+import { schedules } from '../../io/schedules'
 import { ScheduleListQuery } from './schemas'
 
 const DESCRIPTION = 'The vaccine schedules the service ships as data, in the list envelope, each with its source, its notes and every series with its doses: ' +

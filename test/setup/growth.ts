@@ -1,6 +1,6 @@
 import os from 'node:os'
 import path from 'node:path'
-import { downloadTables, readTableFiles } from '../../lib/growth/data'
+import { downloadTables, readTableFiles } from '../../outbound/growth-tables'
 import { TABLE_NAMES } from '../../lib/growth/sources'
 
 /**

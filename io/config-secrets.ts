@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { ConfigError } from './config-error'
-import type { Env } from './config-readers'
+import { ConfigError } from '../lib/config-error'
+import type { Env } from '../lib/config-readers'
 
 // The JWT secrets of the configuration: the current pair, made and kept under
 // DATA_DIR outside production, and the pair of before a rotation.

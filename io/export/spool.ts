@@ -3,8 +3,8 @@ import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
-import { temporaryName } from '../files/names'
-import { Output } from './output'
+import { temporaryName } from '../../lib/files/names'
+import { Output } from '../../lib/export/output'
 
 interface Section {
   start: number

@@ -1,5 +1,6 @@
-import { PostError, postOnce } from '../outbound-post'
-import { SendError, type Channel, type ChannelSender } from './types'
+import { PostError, postOnce } from '../post'
+import { SendError, type Channel } from '../../lib/channels'
+import type { ChannelSender } from './sender'
 
 type Ntfy = Extract<Channel, { type: 'ntfy' }>
 
@@ -13,7 +14,7 @@ function headerText (value: string): string {
  * Title header. A user name and password in the URL are sent as Basic
  * authentication. Redirects are not followed; the whole request takes at most
  * the send timeout. The URL's address follows the outbound rule
- * (lib/outbound-address); an answer's body is never shown, only its status.
+ * (outbound/address.ts); an answer's body is never shown, only its status.
  */
 export const ntfy: ChannelSender<Ntfy> = {
   async send (channel, message, { config, timeoutMs }) {

@@ -1,8 +1,8 @@
 import dns, { type LookupAddress } from 'node:dns'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
 import os from 'node:os'
-import type { Issue } from './errors'
-import { httpUrlProblem } from './outbound-url'
+import type { Issue } from '../lib/errors'
+import { httpUrlProblem } from '../lib/outbound-url'
 
 /**
  * The one rule for every address the service sends to on a user's behalf

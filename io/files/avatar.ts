@@ -1,8 +1,8 @@
 import path from 'node:path'
 import type SharpModule from 'sharp'
-import { errors, withDetails } from '../errors'
-import { FairQueue } from '../fair-queue'
-import { temporaryName } from './names'
+import { errors, withDetails } from '../../lib/errors'
+import { FairQueue } from '../../lib/fair-queue'
+import { temporaryName } from '../../lib/files/names'
 import { removeQuietly } from './store'
 import type { Upload } from './upload'
 

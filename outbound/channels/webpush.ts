@@ -1,7 +1,8 @@
-import { PostError } from '../outbound-post'
-import { PushError, sendPush } from '../push/send'
-import { vapidKeys } from '../push/vapid'
-import { SendError, type Channel, type ChannelSender } from './types'
+import { PostError } from '../post'
+import { PushError, sendPush } from '../push'
+import { vapidKeys } from '../../io/vapid'
+import { SendError, type Channel } from '../../lib/channels'
+import type { ChannelSender } from './sender'
 
 type WebPush = Extract<Channel, { type: 'webpush' }>
 
@@ -9,7 +10,7 @@ type WebPush = Extract<Channel, { type: 'webpush' }>
  * Web Push: the message as JSON ({ title, body }) to the browser's push
  * service, encrypted for the subscription and signed with the service's VAPID
  * keys (lib/push). The endpoint's address follows the outbound rule
- * (lib/outbound-address) as ntfy topics do. A subscription the push service
+ * (outbound/address.ts) as ntfy topics do. A subscription the push service
  * says is gone (404, 410), or an address refused, is not tried again.
  */
 export const webpush: ChannelSender<WebPush> = {

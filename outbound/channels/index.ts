@@ -1,9 +1,10 @@
 import { email } from './email'
 import { ntfy } from './ntfy'
-import type { Channel, ChannelSender, Message, SendOptions } from './types'
+import type { Channel, Message } from '../../lib/channels'
+import type { ChannelSender, SendOptions } from './sender'
 import { webpush } from './webpush'
 
-export { SendError, type Channel, type ChannelType, type Message } from './types'
+export { SendError, type Channel, type ChannelType, type Message } from '../../lib/channels'
 
 /** The sender of each type of channel: a new type is one module and one line here. */
 const SENDERS: { [T in Channel['type']]: ChannelSender<Extract<Channel, { type: T }>> } = { email, ntfy, webpush }

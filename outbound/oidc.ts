@@ -1,7 +1,7 @@
 import { rootCertificates } from 'node:tls'
 import * as client from 'openid-client'
 import { Agent, fetch as agentFetch } from 'undici'
-import type { OidcConfig } from './config'
+import type { OidcConfig } from '../io/oidc-config'
 
 /** Why a sign-in with the provider failed, as the callback tells the front end. */
 export type OidcFailure =

@@ -1,17 +1,15 @@
 import os from 'node:os'
 import path from 'node:path'
 import { Worker, type WorkerOptions } from 'node:worker_threads'
-import { errors, withRetryAfter } from './errors'
-import { FairQueue, QueueFull } from './fair-queue'
+import { errors, withRetryAfter } from '../lib/errors'
+import { FairQueue, QueueFull } from '../lib/fair-queue'
 
 /**
  * bcrypt in worker threads, so that hashing a password never stalls the event
  * loop for other requests. bcrypt reads only 72 bytes: longer passwords are
- * refused by the schemas (see MAX_PASSWORD_BYTES), never cut silently.
+ * refused by the schemas (see MAX_PASSWORD_BYTES in lib/account-schemas.ts),
+ * never cut silently.
  */
-
-export const MIN_PASSWORD_BYTES = 8
-export const MAX_PASSWORD_BYTES = 72
 
 /** Password jobs one key (an account, an e-mail) may have waiting or running; one more is a 429. */
 export const PASSWORD_JOBS_PER_KEY = 2

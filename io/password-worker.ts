@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads'
 import { compareSync, hashSync } from 'bcryptjs'
 
-// A thread of the password pool (lib/passwords.ts): one bcrypt job a message,
+// A thread of the password pool (io/passwords.ts): one bcrypt job a message,
 // answered with its result or its error.
 
 interface Job {

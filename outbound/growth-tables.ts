@@ -1,7 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { TABLE_NAMES, TABLE_SOURCES, tableUrl, type TableName } from './sources'
+import { sha256, TABLE_NAMES, TABLE_SOURCES, tableUrl, type TableName } from '../lib/growth/sources'
 
 export type TableFiles = Map<TableName, Buffer>
 
@@ -15,10 +15,6 @@ export interface TableFilesResult {
 /** A WHO table is a little over 100 kB; anything much larger is not one. */
 const MAX_BYTES = 2 * 1024 * 1024
 const DOWNLOAD_TIMEOUT_MS = 60_000
-
-export function sha256 (content: Buffer): string {
-  return createHash('sha256').update(content).digest('hex')
-}
 
 function checked (name: TableName, content: Buffer): Buffer {
   const { file, sha256: pinned } = TABLE_SOURCES[name]

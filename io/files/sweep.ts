@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { TEMPORARY_NAME } from './names'
+import { TEMPORARY_NAME } from '../../lib/files/names'
 import { removeQuietly } from './store'
 
 /**

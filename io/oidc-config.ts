@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
-import { ConfigError } from '../config-error'
-import { flag, text, type Env } from '../config-readers'
+import { ConfigError } from '../lib/config-error'
+import { flag, text, type Env } from '../lib/config-readers'
 
 /** Sign-in with the home's identity provider (OpenID Connect), as configured. */
 export interface OidcConfig {

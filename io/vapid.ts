@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import webpush from 'web-push'
-import { ConfigError } from '../config-error'
-import { base64urlBytes, keysMatch, pointProblem, scalarProblem } from './keys'
+import { ConfigError } from '../lib/config-error'
+import { base64urlBytes, keysMatch, pointProblem, scalarProblem } from '../lib/push/keys'
 
 type Env = Record<string, string | undefined>
 

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
-import { guardedLookup, outboundRule, refusedHost, RefusedAddressError } from './outbound-address'
-import { httpUrlProblem } from './outbound-url'
+import { guardedLookup, outboundRule, refusedHost, RefusedAddressError } from './address'
+import { httpUrlProblem } from '../lib/outbound-url'
 
 /**
  * A POST that did not get an answer: `refused` when the URL or the address
@@ -43,7 +43,7 @@ function withoutLength (headers: Record<string, string>): Record<string, string>
  * One POST to a URL a user gave: a user name and password in the URL are
  * sent as Basic authentication, redirects are not followed (a 3xx is
  * answered as it came), and the whole request takes at most `timeoutMs`.
- * The URL's address is judged by the outbound rule (lib/outbound-address):
+ * The URL's address is judged by the outbound rule (outbound/address.ts):
  * written as an IP address before the request, and a name right before the
  * connection, which goes to the address judged.
  */

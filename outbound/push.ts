@@ -1,15 +1,11 @@
 import webpush from 'web-push'
-import { postOnce, type PostAnswer } from '../outbound-post'
-import { httpUrlProblem } from '../outbound-url'
-import { base64urlBytes, pointProblem } from './keys'
-import type { VapidKeys } from './vapid'
+import type { PushSubscription } from '../lib/channels'
+import { postOnce, type PostAnswer } from './post'
+import { httpUrlProblem } from '../lib/outbound-url'
+import { base64urlBytes, pointProblem } from '../lib/push/keys'
+import type { VapidKeys } from '../io/vapid'
 
-/** A browser's PushSubscription as its toJSON() gives it. */
-export interface PushSubscription {
-  endpoint: string
-  expirationTime?: number | null
-  keys: { p256dh: string, auth: string }
-}
+export type { PushSubscription }
 
 /**
  * A message the push service did not take. `status` is the push service's

@@ -1,18 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs'
-import path from 'node:path'
 import Ajv, { type ValidateFunction } from 'ajv'
 import { addAge, lastDayThrough } from './ages'
 import { VaccineSchedule } from './schema'
-import { oncePerFolder } from '../per-folder'
 
 const BIRTH = '2000-01-01'
-
-/**
- * Where the shipped schedules are: `schedules` at the root of the project,
- * found from this file (lib/schedules/), so the same path works from the
- * sources and from dist/, where the build copies them.
- */
-export const SCHEDULES_DIR = path.join(__dirname, '..', '..', 'schedules')
 
 /** The rules a schema cannot state: doses numbered 1, 2, 3…, ranges that end after they start, codes unique. */
 function consistencyIssue (schedule: VaccineSchedule): string | null {
@@ -56,18 +46,3 @@ export function parseSchedule (text: string, file: string): VaccineSchedule {
   if (rule !== null) throw new Error(`vaccine schedule ${file}: ${rule}`)
   return schedule
 }
-
-/** Every schedule of a folder (its .json files, by name), checked; ids must be unique. */
-export function readSchedules (dir: string = SCHEDULES_DIR): VaccineSchedule[] {
-  const files = readdirSync(dir).filter(file => file.endsWith('.json')).sort()
-  const schedules = files.map(file => parseSchedule(readFileSync(path.join(dir, file), 'utf8'), file))
-  const ids = new Set<string>()
-  for (const schedule of schedules) {
-    if (ids.has(schedule.id)) throw new Error(`vaccine schedule ${schedule.id} is defined twice in ${dir}`)
-    ids.add(schedule.id)
-  }
-  return schedules
-}
-
-/** The schedules of a folder (by default the shipped one), read and checked once. Throws as readSchedules does. */
-export const loadSchedules = oncePerFolder(readSchedules, SCHEDULES_DIR)

@@ -1,5 +1,12 @@
-import type { Config } from '../config'
-import type { PushSubscription } from '../push/send'
+// What a reminder is sent through, as the settings and the queue keep it.
+// outbound/channels sends it.
+
+/** A browser's PushSubscription as its toJSON() gives it. */
+export interface PushSubscription {
+  endpoint: string
+  expirationTime?: number | null
+  keys: { p256dh: string, auth: string }
+}
 
 /** Where a user's reminders go: one channel of the settings. */
 export type Channel =
@@ -15,21 +22,10 @@ export interface Message {
   body: string
 }
 
-export interface SendOptions {
-  config: Config
-  /** The longest the send may take, in milliseconds. */
-  timeoutMs: number
-}
-
 /** A failure of a send, with a reason a user can read; `permanent` when trying again cannot help; the cause, for the log. */
 export class SendError extends Error {
   constructor (message: string, readonly permanent = false, cause?: unknown) {
     super(message, { cause })
     this.name = 'SendError'
   }
-}
-
-/** One module per type of channel: sends a message, or throws an Error whose message says why not. */
-export interface ChannelSender<C extends Channel> {
-  send: (channel: C, message: Message, options: SendOptions) => Promise<void>
 }

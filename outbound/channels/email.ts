@@ -1,5 +1,6 @@
 import { createTransport } from 'nodemailer'
-import { SendError, type Channel, type ChannelSender } from './types'
+import { SendError, type Channel } from '../../lib/channels'
+import type { ChannelSender } from './sender'
 
 type Email = Extract<Channel, { type: 'email' }>
 

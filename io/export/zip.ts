@@ -3,7 +3,7 @@ import { open, type FileHandle } from 'node:fs/promises'
 import { Transform, type Readable, type TransformCallback } from 'node:stream'
 import { finished, pipeline } from 'node:stream/promises'
 import { ZipFile } from 'yazl'
-import { Output } from './output'
+import { Output } from '../../lib/export/output'
 
 /** An entry of the archive: its path, its size and the SHA-256 of its bytes. */
 export interface ArchivedFile {

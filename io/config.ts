@@ -1,12 +1,12 @@
 import path from 'node:path'
 import { version } from '../package.json'
-import { ConfigError } from './config-error'
-import { flag, integer, oneOf, text, type Env } from './config-readers'
+import { ConfigError } from '../lib/config-error'
+import { flag, integer, oneOf, text, type Env } from '../lib/config-readers'
 import { jwt } from './config-secrets'
-import { oidcSettings, type OidcConfig } from './oidc/config'
-import { vapidSettings, type VapidSettings } from './push/vapid'
-import { remindersConfig, type RemindersConfig } from './reminders/config'
-import { webhooksConfig, type WebhooksConfig } from './webhooks/config'
+import { oidcSettings, type OidcConfig } from './oidc-config'
+import { vapidSettings, type VapidSettings } from './vapid'
+import { remindersConfig, type RemindersConfig } from '../lib/reminders/config'
+import { webhooksConfig, type WebhooksConfig } from '../lib/webhooks/config'
 
 export type Registration = 'invite' | 'open' | 'closed'
 
@@ -78,7 +78,7 @@ export interface Config {
    * when unset. Share links are made from it.
    */
   publicUrl: string | null
-  /** Web Push's VAPID keys as configured (null when unset) and the contact they name; see vapidKeys in lib/push/vapid.ts. */
+  /** Web Push's VAPID keys as configured (null when unset) and the contact they name; see vapidKeys in io/vapid.ts. */
   vapid: VapidSettings
   /** Sign-in with the home's identity provider; null when not configured. */
   oidc: OidcConfig | null
