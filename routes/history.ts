@@ -5,6 +5,8 @@ import type { ChangeKind } from '../kinds/changes'
 import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../lib/schemas'
 import { historyOf } from '../sql/changes'
 import { HistoryQuery, IdParams } from './changes/schemas'
+import { pageOf } from './list'
+import type { PageRequest } from '../sql/list'
 
 export interface HistoryRoute {
   kind: ChangeKind
@@ -36,17 +38,16 @@ export function historyRoute (fastify: FastifyInstance, route: HistoryRoute): vo
     }
   }, async request => {
     const { id } = request.params as { id: number }
-    const { limit, offset } = request.query as { limit: number, offset: number }
-    const { rows, total } = await historyOf(fastify.sql, route.kind, id, limit, offset)
-    return {
-      data: rows.map(entry => ({
+    return await pageOf(request.query as PageRequest, async page => {
+      const { rows, total } = await historyOf(fastify.sql, route.kind, id, page)
+      const entries = rows.map(entry => ({
         version: entry.version,
         op: entry.op,
         at: entry.at,
         user: entry.userId === null || entry.userName === null ? null : { id: entry.userId, name: entry.userName },
         fields: changedFields(route.kind, entry.previous, entry.record)
-      })),
-      meta: { total, limit, offset }
-    }
+      }))
+      return { rows: entries, total }
+    })
   })
 }

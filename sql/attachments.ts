@@ -2,7 +2,7 @@ import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { uploadUrl } from '../lib/files/names'
 import { conditions } from './records'
-import { pageTotal } from './list'
+import { readPage, type Page, type PageRequest } from './list'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -54,23 +54,15 @@ function linkFilters (db: Db, links: AttachmentLinks): Fragment[] {
 }
 
 export async function listAttachments (
-  db: Db, childId: number, links: AttachmentLinks, order: Fragment, limit: number, offset: number
-): Promise<{ rows: Attachment[], total: number }> {
+  db: Db, childId: number, links: AttachmentLinks, order: Fragment, page: PageRequest
+): Promise<Page<Attachment>> {
   const filters = linkFilters(db, links)
   const where = db`where child_id = ${childId} ${conditions(db, filters)}`
   // A child's whole list has its total kept; a filtered one counts it.
-  const counted = filters.length === 0
+  const count = filters.length === 0
     ? db`child_rows(${childId}, 'attachments')`
     : db`(select count(*) from attachments ${where})`
-  const rows = await db<(Attachment & { total: number })[]>`
-    select ${attachmentColumns(db)}, ${counted} as total
-    from attachments
-    ${where}
-    ${order}
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`select ${counted} as n`)
-  return { rows: rows.map(({ total: _total, ...attachment }) => attachment), total }
+  return await readPage<Attachment>(db, { ...page, select: attachmentColumns(db), from: db`from attachments ${where}`, order, count })
 }
 
 export async function findAttachment (db: Db, id: number): Promise<Attachment | undefined> {

@@ -4,7 +4,7 @@ import { utcToday } from '../lib/days'
 import { addMonths } from '../lib/schedules'
 import { dueOfChildren, latestDoses } from './medical-events'
 import { inCallerFamily, type Caller } from './access'
-import { pageTotal } from './list'
+import { readPage, type Page, type PageRequest } from './list'
 
 export interface CalendarFeed {
   id: number
@@ -64,21 +64,19 @@ export async function insertFeed (
 }
 
 /** The user's feeds (of the family a personal access token is bound to, if it is). */
-export async function listFeeds (db: Db, who: Caller, limit: number, offset: number): Promise<{ rows: CalendarFeed[], total: number }> {
+export async function listFeeds (db: Db, who: Caller, page: PageRequest): Promise<Page<CalendarFeed>> {
   const { userId } = who
-  const within = inCallerFamily(db, who, db`family_id`)
-  const rows = await db<(CalendarFeed & { total: number })[]>`
-    select
-      c.id, c.family_id as "familyId", f.name as "familyName", c.created_at as "createdAt",
-      (select count(*) from calendar_feeds where user_id = ${userId} and ${within}) as total
-    from calendar_feeds c
-    join families f on f.id = c.family_id
-    where c.user_id = ${userId} and ${inCallerFamily(db, who, db`c.family_id`)}
-    order by c.id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from calendar_feeds where user_id = ${userId} and ${within}`)
-  return { rows, total }
+  return await readPage<CalendarFeed>(db, {
+    ...page,
+    select: db`c.id, c.family_id as "familyId", f.name as "familyName", c.created_at as "createdAt"`,
+    from: db`
+      from calendar_feeds c
+      join families f on f.id = c.family_id
+      where c.user_id = ${userId} and ${inCallerFamily(db, who, db`c.family_id`)}
+    `,
+    order: db`order by c.id`,
+    count: db`(select count(*) from calendar_feeds where user_id = ${userId} and ${inCallerFamily(db, who, db`family_id`)})`
+  })
 }
 
 /** Deletes one of the user's feeds; false when the user has no feed of that id (within a token's family). */

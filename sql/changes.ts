@@ -1,7 +1,7 @@
 import type { Db } from '../db/client'
 import { inCallerFamily, type Caller } from './access'
 import type { ChangeKind, Position, StoredChange } from '../kinds/changes'
-import { pageTotal } from './list'
+import { pageWithTotal, type Page, type PageRequest } from './list'
 
 /**
  * Starts a write of the service: names the user its changes are recorded
@@ -104,11 +104,11 @@ export interface HistoryEntry extends StoredChange {
 
 /** The changes of one item, newest first, each with the record as it was before. */
 export async function historyOf (
-  db: Db, kind: ChangeKind, recordId: number, limit: number, offset: number
-): Promise<{ rows: HistoryEntry[], total: number }> {
+  db: Db, kind: ChangeKind, recordId: number, { limit, offset }: PageRequest
+): Promise<Page<HistoryEntry>> {
+  const count = db`(select count(*) from changes where kind = ${kind} and record_id = ${recordId})`
   const rows = await db<(HistoryEntry & { total: number })[]>`
-    select e.*, u.name as "userName",
-      (select count(*) from changes where kind = ${kind} and record_id = ${recordId}) as total
+    select e.*, u.name as "userName", ${count} as total
     from (
       select ${changeColumns(db)},
         (select p.record from changes p where p.kind = c.kind and p.record_id = c.record_id and p.seq < c.seq order by p.seq desc limit 1) as previous
@@ -120,6 +120,5 @@ export async function historyOf (
     left join users u on u.id = e."userId"
     order by e.seq desc
   `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from changes where kind = ${kind} and record_id = ${recordId}`)
-  return { rows: rows.map(({ total: _total, ...entry }) => entry), total }
+  return await pageWithTotal<HistoryEntry>(db, rows, offset, count)
 }

@@ -4,6 +4,7 @@ import { inCallerFamily, type Caller } from './access'
 import { KINDS } from '../kinds'
 import { avatarUrl } from '../lib/files/names'
 import type { StoredNames } from '../io/stored-files'
+import { readPage, type Page, type PageRequest } from './list'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -46,28 +47,17 @@ const columns = (db: Db): Fragment => db`
 
 /** The children of the caller's families (those a personal access token may see), or of one of them. */
 export async function listChildren (
-  db: Db, who: Caller, familyId: number | null, order: Fragment, limit: number, offset: number
-): Promise<{ rows: ChildRow[], total: number }> {
+  db: Db, who: Caller, familyId: number | null, order: Fragment, page: PageRequest
+): Promise<Page<ChildRow>> {
   const { userId } = who
   const scope = familyId === null
     ? db`family_id in (select m.family_id from family_members m where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)})`
     : db`family_id = ${familyId}`
   // The number of children is kept by family.
-  const counted = familyId === null
+  const count = familyId === null
     ? db`(select coalesce(sum(family_children(m.family_id)), 0)::bigint from family_members m where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)})`
     : db`family_children(${familyId})`
-  const rows = await db<(ChildRow & { total: number })[]>`
-    select ${columns(db)}, ${counted} as total
-    from children
-    where ${scope}
-    ${order}
-    limit ${limit} offset ${offset}
-  `
-  let total = rows[0]?.total
-  if (total === undefined) {
-    total = offset === 0 ? 0 : Number((await db`select ${counted} as n`)[0].n)
-  }
-  return { rows: rows.map(({ total: _total, ...child }) => child), total }
+  return await readPage<ChildRow>(db, { ...page, select: columns(db), from: db`from children where ${scope}`, order, count })
 }
 
 export async function findChild (db: Db, id: number): Promise<ChildRow | undefined> {

@@ -2,7 +2,7 @@ import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
 import { inCallerFamily, type Caller } from './access'
-import { pageTotal } from './list'
+import { readPage, type Page, type PageRequest } from './list'
 
 export interface Family {
   id: number
@@ -66,25 +66,25 @@ export async function findFamily (db: Db, userId: number, familyId: number): Pro
   return row
 }
 
-export async function listFamiliesOf (db: Db, who: Caller, limit: number, offset: number): Promise<{ rows: Family[], total: number }> {
+export async function listFamiliesOf (db: Db, who: Caller, page: PageRequest): Promise<Page<Family>> {
   const { userId } = who
-  const within = inCallerFamily(db, who, db`family_id`)
-  const rows = await db<(Family & { total: number })[]>`
-    select
+  return await readPage<Family>(db, {
+    ...page,
+    select: db`
       f.id, f.name, m.role,
       (select count(*) from family_members x where x.family_id = f.id) as "memberCount",
       (select count(*) from children c where c.family_id = f.id) as "childCount",
       (select k.version from family_clocks k where k.family_id = f.id) as version,
-      f.created_at as "createdAt",
-      (select count(*) from family_members where user_id = ${userId} and ${within}) as total
-    from family_members m
-    join families f on f.id = m.family_id
-    where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)}
-    order by f.id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from family_members where user_id = ${userId} and ${within}`)
-  return { rows, total }
+      f.created_at as "createdAt"
+    `,
+    from: db`
+      from family_members m
+      join families f on f.id = m.family_id
+      where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)}
+    `,
+    order: db`order by f.id`,
+    count: db`(select count(*) from family_members where user_id = ${userId} and ${inCallerFamily(db, who, db`family_id`)})`
+  })
 }
 
 export async function renameFamily (db: Db, familyId: number, name: string): Promise<void> {
@@ -100,19 +100,14 @@ export async function deleteEmptyFamily (db: Db, familyId: number): Promise<bool
   return true
 }
 
-export async function listMembers (db: Db, familyId: number, limit: number, offset: number): Promise<{ rows: Member[], total: number }> {
-  const rows = await db<(Member & { total: number })[]>`
-    select
-      u.id as "userId", u.name, u.email, m.role, m.joined_at as "joinedAt",
-      (select count(*) from family_members where family_id = ${familyId}) as total
-    from family_members m
-    join users u on u.id = m.user_id
-    where m.family_id = ${familyId}
-    order by u.id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from family_members where family_id = ${familyId}`)
-  return { rows, total }
+export async function listMembers (db: Db, familyId: number, page: PageRequest): Promise<Page<Member>> {
+  return await readPage<Member>(db, {
+    ...page,
+    select: db`u.id as "userId", u.name, u.email, m.role, m.joined_at as "joinedAt"`,
+    from: db`from family_members m join users u on u.id = m.user_id where m.family_id = ${familyId}`,
+    order: db`order by u.id`,
+    count: db`(select count(*) from family_members where family_id = ${familyId})`
+  })
 }
 
 /**

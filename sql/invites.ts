@@ -1,7 +1,7 @@
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
 import { isOwner } from './families'
-import { pageTotal } from './list'
+import { readPage, type Page, type PageRequest } from './list'
 
 export interface Invite {
   id: number
@@ -69,20 +69,13 @@ export async function useInvite (db: Db, inviteId: number, userId: number): Prom
   return rows.length > 0
 }
 
-export async function listOpenInvites (db: Db, familyId: number, limit: number, offset: number): Promise<{ rows: Invite[], total: number }> {
-  const rows = await db<(Invite & { total: number })[]>`
-    select id, email, role, expires_at as "expiresAt", created_at as "createdAt",
-      (select count(*) from invites where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()) as total
-    from invites
-    where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()
-    order by id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`
-    select count(*) as n from invites
-    where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()
-  `)
-  return { rows, total }
+export async function listOpenInvites (db: Db, familyId: number, page: PageRequest): Promise<Page<Invite>> {
+  return await readPage<Invite>(db, {
+    ...page,
+    select: db`id, email, role, expires_at as "expiresAt", created_at as "createdAt"`,
+    from: db`from invites where family_id = ${familyId} and used_at is null and revoked_at is null and expires_at > now()`,
+    order: db`order by id`
+  })
 }
 
 /** A new invite replaces any open one for the same e-mail to the same family. */

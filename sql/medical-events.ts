@@ -1,6 +1,7 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { scheduleById } from '../io/schedules'
+import { pageOfAll, type Page, type PageRequest } from './list'
 import { dueList, type DueItem, type DueStatus, type LatestDose, type RecordedDose } from '../lib/schedules'
 
 type Fragment = PendingQuery<Row[]>
@@ -72,11 +73,10 @@ function itemsOf (facts: DueFacts, today: string): DueItem[] {
  * list is short (a few dozen doses at most), so it is worked out whole.
  */
 export async function dueVaccines (
-  db: Db, childId: number, today: string, limit: number, offset: number
-): Promise<{ rows: DueItem[], total: number }> {
+  db: Db, childId: number, today: string, page: PageRequest
+): Promise<Page<DueItem>> {
   const [facts] = await dueFacts(db, db`c.id = ${childId}`)
-  const items = facts === undefined ? [] : itemsOf(facts, today)
-  return { rows: items.slice(offset, offset + limit), total: items.length }
+  return pageOfAll(facts === undefined ? [] : itemsOf(facts, today), page)
 }
 
 /** A child's due items, with what a reminder or a calendar names it by. */

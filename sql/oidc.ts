@@ -1,5 +1,5 @@
 import type { Db } from '../db/client'
-import { pageTotal } from './list'
+import { readPage, type Page, type PageRequest } from './list'
 
 /** A sign-in under way, as its callback finds it. */
 export interface OidcFlow {
@@ -75,16 +75,13 @@ export interface LinkedIdentity {
   linkedAt: Date
 }
 
-export async function listIdentities (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: LinkedIdentity[], total: number }> {
-  const rows = await db<(LinkedIdentity & { total: number })[]>`
-    select id, issuer, subject, created_at as "linkedAt", count(*) over ()::int as total
-    from user_identities
-    where user_id = ${userId}
-    order by id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`select count(*)::int as n from user_identities where user_id = ${userId}`)
-  return { rows: rows.map(({ total: _total, ...identity }) => identity), total }
+export async function listIdentities (db: Db, userId: number, page: PageRequest): Promise<Page<LinkedIdentity>> {
+  return await readPage<LinkedIdentity>(db, {
+    ...page,
+    select: db`id, issuer, subject, created_at as "linkedAt"`,
+    from: db`from user_identities where user_id = ${userId}`,
+    order: db`order by id`
+  })
 }
 
 /** Unlinks one identity of a user: false when the user has none of that id. */

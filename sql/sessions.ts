@@ -1,5 +1,5 @@
 import type { Db } from '../db/client'
-import { pageTotal } from './list'
+import { readPage, type Page, type PageRequest } from './list'
 
 /** A session is one login; its refresh tokens form a chain, each knowing the token it replaced. */
 export interface Session {
@@ -93,20 +93,13 @@ export async function revokeOwnSession (db: Db, userId: number, sessionId: numbe
   return rows.length > 0
 }
 
-export async function activeSessions (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: Session[], total: number }> {
-  const rows = await db<(Session & { total: number })[]>`
-    select
-      id, created_at as "createdAt", last_used_at as "lastUsedAt", user_agent as "userAgent",
-      (select count(*) from sessions where user_id = ${userId} and revoked_at is null and expires_at > now() and token_hash is null) as total
-    from sessions
-    where user_id = ${userId} and revoked_at is null and expires_at > now() and token_hash is null
-    order by id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`
-    select count(*) as n from sessions where user_id = ${userId} and revoked_at is null and expires_at > now() and token_hash is null
-  `)
-  return { rows, total }
+export async function activeSessions (db: Db, userId: number, page: PageRequest): Promise<Page<Session>> {
+  return await readPage<Session>(db, {
+    ...page,
+    select: db`id, created_at as "createdAt", last_used_at as "lastUsedAt", user_agent as "userAgent"`,
+    from: db`from sessions where user_id = ${userId} and revoked_at is null and expires_at > now() and token_hash is null`,
+    order: db`order by id`
+  })
 }
 
 /** A personal access token as its owner sees it: never the token itself. */
@@ -186,19 +179,13 @@ export async function insertPersonalToken (
 }
 
 /** The user's personal access tokens, expired ones included, oldest first. */
-export async function listPersonalTokens (db: Db, userId: number, limit: number, offset: number): Promise<{ rows: PersonalToken[], total: number }> {
-  const rows = await db<(PersonalToken & { total: number })[]>`
-    select ${tokenColumns(db)},
-      (select count(*) from sessions where user_id = ${userId} and token_hash is not null and revoked_at is null) as total
-    from sessions
-    where user_id = ${userId} and token_hash is not null and revoked_at is null
-    order by id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`
-    select count(*) as n from sessions where user_id = ${userId} and token_hash is not null and revoked_at is null
-  `)
-  return { rows: rows.map(({ total: _total, ...token }) => token), total }
+export async function listPersonalTokens (db: Db, userId: number, page: PageRequest): Promise<Page<PersonalToken>> {
+  return await readPage<PersonalToken>(db, {
+    ...page,
+    select: tokenColumns(db),
+    from: db`from sessions where user_id = ${userId} and token_hash is not null and revoked_at is null`,
+    order: db`order by id`
+  })
 }
 
 /** Deletes one of the user's personal access tokens, and so its session; false when the user has no token of that id. */

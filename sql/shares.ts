@@ -1,7 +1,7 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import type { FamilyRole } from '../lib/roles'
-import { pageTotal } from './list'
+import { pageWithTotal, type Page } from './list'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -48,7 +48,7 @@ function ofStatus (db: Db, status: ShareStatus): Fragment {
   }
 }
 
-interface Page { order: Fragment, limit: Fragment }
+interface PageClauses { order: Fragment, limit: Fragment }
 
 /**
  * Locks the child's row for the rest of the transaction and counts its
@@ -85,7 +85,7 @@ export async function insertShare (db: Db, share: NewShare): Promise<number> {
  * The shares of a child, or one share, as the caller sees them: the access
  * log only for an owner and for the member who made the link.
  */
-function sharesQuery (db: Db, where: Fragment, viewer: { userId: number, role: FamilyRole }, page: Page): PendingQuery<Array<ShareRow & { total: number }>> {
+function sharesQuery (db: Db, where: Fragment, viewer: { userId: number, role: FamilyRole }, page: PageClauses): PendingQuery<Array<ShareRow & { total: number }>> {
   const showLog = db`(${viewer.role} = 'owner' or p.created_by = ${viewer.userId})`
   return db<Array<ShareRow & { total: number }>>`
     select p.id, p.child_id as "childId", p.label, p.sections, p.expires_at as "expiresAt",
@@ -117,21 +117,15 @@ function sharesQuery (db: Db, where: Fragment, viewer: { userId: number, role: F
   `
 }
 
-export interface SharePage {
-  rows: ShareRow[]
-  total: number
-}
-
 /** A page of a child's shares, in the order given, of one status or all. */
 export async function listShares (
   db: Db, childId: number, viewer: { userId: number, role: FamilyRole }, options: { order: Fragment, limit: number, offset: number, status?: ShareStatus }
-): Promise<SharePage> {
+): Promise<Page<ShareRow>> {
   const where = options.status === undefined
     ? db`s.child_id = ${childId}`
     : db`s.child_id = ${childId} and ${ofStatus(db, options.status)}`
   const rows = await sharesQuery(db, where, viewer, { order: options.order, limit: db`limit ${options.limit} offset ${options.offset}` })
-  const total = await pageTotal(rows, options.offset, () => db<{ n: number }[]>`select count(*)::int as n from shares s where ${where}`)
-  return { rows: rows.map(({ total: _total, ...row }) => row), total }
+  return await pageWithTotal<ShareRow>(db, rows, options.offset, db`(select count(*) from shares s where ${where})`)
 }
 
 /** One share as the caller sees it, or undefined. */

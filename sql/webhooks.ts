@@ -3,7 +3,7 @@ import type { Db } from '../db/client'
 import { QUEUE_SCHEMA, TASKS } from '../db/queue'
 import type { Position } from '../kinds/changes'
 import { isOwner, lockOwner } from './families'
-import { pageTotal } from './list'
+import { readPage, type Page, type PageRequest } from './list'
 import { addJob } from './queue'
 
 /** A webhook as its owner sees it, with the position of the last change it delivered. */
@@ -137,16 +137,8 @@ export async function createWebhook (
   return row
 }
 
-export async function listWebhooks (db: Db, familyId: number, limit: number, offset: number): Promise<{ rows: WebhookRow[], total: number }> {
-  const rows = await db<(WebhookRow & { total: number })[]>`
-    select ${columns(db)}, (select count(*) from webhooks where family_id = ${familyId}) as total
-    from webhooks
-    where family_id = ${familyId}
-    order by id
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from webhooks where family_id = ${familyId}`)
-  return { rows: rows.map(({ total: _total, ...row }) => row), total }
+export async function listWebhooks (db: Db, familyId: number, page: PageRequest): Promise<Page<WebhookRow>> {
+  return await readPage<WebhookRow>(db, { ...page, select: columns(db), from: db`from webhooks where family_id = ${familyId}`, order: db`order by id` })
 }
 
 export async function findWebhook (db: Db, familyId: number, webhookId: number): Promise<WebhookRow | undefined> {
@@ -192,17 +184,16 @@ export async function enableWebhook (db: Db, familyId: number, webhookId: number
   return row
 }
 
-export async function listDeliveries (db: Db, webhookId: number, limit: number, offset: number): Promise<{ rows: DeliveryAttempt[], total: number }> {
-  const rows = await db<(DeliveryAttempt & { total: number })[]>`
-    select id, attempted_at as at, change_cursor as cursor, status_code as "statusCode", error, duration_ms as "durationMs",
-      response_excerpt as response, (select count(*) from webhook_deliveries where webhook_id = ${webhookId}) as total
-    from webhook_deliveries
-    where webhook_id = ${webhookId}
-    order by id desc
-    limit ${limit} offset ${offset}
-  `
-  const total = await pageTotal(rows, offset, () => db`select count(*) as n from webhook_deliveries where webhook_id = ${webhookId}`)
-  return { rows: rows.map(({ total: _total, ...row }) => row), total }
+export async function listDeliveries (db: Db, webhookId: number, page: PageRequest): Promise<Page<DeliveryAttempt>> {
+  return await readPage<DeliveryAttempt>(db, {
+    ...page,
+    select: db`
+      id, attempted_at as at, change_cursor as cursor, status_code as "statusCode", error, duration_ms as "durationMs",
+      response_excerpt as response
+    `,
+    from: db`from webhook_deliveries where webhook_id = ${webhookId}`,
+    order: db`order by id desc`
+  })
 }
 
 /** A webhook `webhooks` delivers only while its maker is an owner of its family with an enabled account. */

@@ -11,6 +11,7 @@ import { findFamily, lockMembers, removeMember } from '../../sql/families'
 import { findUser } from '../../sql/users'
 import { AddMemberBody, FamilyListQuery, FamilyParams, MemberParams } from './schemas'
 import { parseSort } from './sort'
+import { pageOf } from '../list'
 
 /**
  * Families as administrators manage them: membership and deletion only. Their
@@ -32,10 +33,9 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('FamilyList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit, offset, q, sort } = request.query
+    const { q, sort } = request.query
     const order = parseSort<FamilySortField>(sort, [])
-    const { rows, total } = await listAllFamilies(sql, request.user.id, { q, sort: order, limit, offset })
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listAllFamilies(sql, request.user.id, { ...page, q, sort: order }))
   })
 
   fastify.get('/api/admin/families/:id', {

@@ -7,6 +7,7 @@ import { findUser } from '../../sql/users'
 import { checkedRedirect, issueLink, providerConfigured } from '../auth/links'
 import { ListQuery } from '../me/schemas'
 import { AdminIdentityLinkBody, IdentityParams, UserParams } from './schemas'
+import { pageOf } from '../list'
 
 /**
  * A user's identities of the identity provider: the link an administrator
@@ -57,10 +58,8 @@ const identities: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { id } = request.params
-    const { limit, offset } = request.query
     await existing(id)
-    const { rows, total } = await listIdentities(sql, id, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listIdentities(sql, id, page))
   })
 
   fastify.delete('/api/admin/users/:id/identities/:identityId', {

@@ -14,6 +14,7 @@ import { revokeAccountSessions, revokeUserSessions } from '../../sql/sessions'
 import { emailTaken, findUser, insertUser, setPasswordHash } from '../../sql/users'
 import { CreateUserBody, SetPasswordBody, UpdateUserBody, UserListQuery, UserParams } from './schemas'
 import { parseSort } from './sort'
+import { pageOf } from '../list'
 
 /** Two requests that give one e-mail at once: the unique index decides, and the loser gets EMAIL_TAKEN. */
 function emailConflict (error: unknown): never {
@@ -43,10 +44,9 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('AdminUserList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit, offset, q, sort } = request.query
+    const { q, sort } = request.query
     const order = parseSort<UserSortField>(sort, [{ field: 'createdAt', descending: false }])
-    const { rows, total } = await listAdminUsers(sql, { q, sort: order, limit, offset })
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listAdminUsers(sql, { ...page, q, sort: order }))
   })
 
   fastify.post('/api/admin/users', {

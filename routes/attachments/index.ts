@@ -13,6 +13,7 @@ import { recordVersion } from '../../sql/records'
 import { historyRoute } from '../history'
 import { AttachmentListQuery, AttachmentParams, ChildParams } from './schemas'
 import upload from './upload'
+import { pageOf } from '../list'
 
 const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config, sql } = fastify
@@ -33,11 +34,10 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('AttachmentList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit, offset, sort = '-createdAt', visitId, measurementId, illnessId } = request.query
+    const { sort = '-createdAt', visitId, measurementId, illnessId } = request.query
     const order = orderBy(sql, sort, attachmentSorts)
     const links = { visitId, measurementId, illnessId }
-    const { rows, total } = await listAttachments(sql, request.scope.childId as number, links, order, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listAttachments(sql, request.scope.childId as number, links, order, page))
   })
 
   fastify.get('/api/attachments/:id', {

@@ -8,6 +8,7 @@ import { callerOf } from '../../plugins/access'
 import { errorResponses } from '../../lib/schemas'
 import { deleteOwnFeed, insertFeed, listFeeds, lockFeedCount, readFeed } from '../../sql/calendar'
 import { CalendarResponse, CreateFeedBody, FeedFileParams, FeedParams, ListQuery } from './schemas'
+import { pageOf } from '../list'
 
 /** How many calendar feeds a user may have. */
 export const FEEDS_PER_USER = 20
@@ -60,9 +61,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('CalendarFeedList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const { rows, total } = await listFeeds(sql, callerOf(request.user), limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listFeeds(sql, callerOf(request.user), page))
   })
 
   fastify.delete('/api/me/calendar-feeds/:id', {

@@ -16,6 +16,7 @@ import { historyRoute } from '../history'
 import { latestAllowedDate } from '../records'
 import { gestationIssue, type Gestation } from '../../domain/children'
 import { ChildListQuery, ChildParams, CreateChildBody, PatchChildBody, ReplaceChildBody } from './schemas'
+import { pageOf } from '../list'
 
 function badBirth (message: string): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues: [{ path: '/body/dateOfBirth', message }] })
@@ -48,7 +49,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('ChildList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    const { limit, offset, familyId, sort = 'name' } = request.query
+    const { familyId, sort = 'name' } = request.query
     if (familyId === undefined) {
       // Every family of the caller: the tag follows all of them and the memberships.
       const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, callerOf(request.user)))
@@ -56,8 +57,8 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
     }
     const order = orderBy(sql, sort, childSorts)
-    const { rows, total } = await listChildren(sql, callerOf(request.user), familyId === undefined ? null : request.scope.familyId, order, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    const scope = familyId === undefined ? null : request.scope.familyId
+    return await pageOf(request.query, page => listChildren(sql, callerOf(request.user), scope, order, page))
   })
 
   fastify.post('/api/children', {

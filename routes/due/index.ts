@@ -4,6 +4,7 @@ import { utcToday } from '../../lib/days'
 import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
 import { dueVaccines } from '../../sql/medical-events'
 import { DueParams, DueQuery } from './schemas'
+import { pageOf } from '../list'
 
 const DESCRIPTION = 'Two sources of items, told apart by `source`. ' +
   '`nextDueDate`: for each vaccine of the child (names compared case-insensitively after trimming), its latest dose, the latest date, then the latest created; ' +
@@ -38,9 +39,7 @@ const due: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('DueVaccineList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const { rows, total } = await dueVaccines(sql, request.params.childId, utcToday(), limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => dueVaccines(sql, request.params.childId, utcToday(), page))
   })
 }
 

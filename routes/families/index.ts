@@ -21,6 +21,7 @@ import {
 } from './schemas'
 import { historyRoute } from '../history'
 import importRoute from './import-route'
+import { pageOf } from '../list'
 
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql, tokens } = fastify
@@ -57,9 +58,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, callerOf(request.user)))
     reply.header('etag', etag)
     if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
-    const { limit, offset } = request.query
-    const { rows, total } = await listFamiliesOf(sql, callerOf(request.user), limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listFamiliesOf(sql, callerOf(request.user), page))
   })
 
   fastify.post('/api/families', {
@@ -151,9 +150,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('MemberList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const { rows, total } = await listMembers(sql, request.scope.familyId, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listMembers(sql, request.scope.familyId, page))
   })
 
   fastify.patch('/api/families/:id/members/:userId', {
@@ -220,9 +217,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('InviteList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const { rows, total } = await listOpenInvites(sql, request.scope.familyId, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listOpenInvites(sql, request.scope.familyId, page))
   })
 
   fastify.post('/api/families/:id/invites', {

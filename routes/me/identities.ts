@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../lib/schemas'
 import { listIdentities } from '../../sql/oidc'
 import { ListQuery } from './schemas'
+import { pageOf } from '../list'
 
 /** The identities of the identity provider linked to the user's account; no personal access token reads them. */
 const identities: FastifyPluginAsyncTypebox = async function (fastify) {
@@ -21,9 +22,7 @@ const identities: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('IdentityList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const { rows, total } = await listIdentities(sql, request.user.id, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listIdentities(sql, request.user.id, page))
   })
 }
 

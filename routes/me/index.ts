@@ -11,6 +11,7 @@ import { emailTaken, findUser, updateProfile } from '../../sql/users'
 import { ListQuery, PatchMeBody, SessionParams } from './schemas'
 import identities from './identities'
 import personalTokens from './tokens'
+import { pageOf } from '../list'
 
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
   const { sql } = fastify
@@ -82,12 +83,10 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('SessionList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const { rows, total } = await activeSessions(sql, request.user.id, limit, offset)
-    const data = rows.map(({ id, createdAt, lastUsedAt, userAgent }) => ({
-      id, createdAt, lastUsedAt, userAgent, current: id === request.user.sessionId
-    }))
-    return { data, meta: { total, limit, offset } }
+    return await pageOf(request.query, async page => {
+      const { rows, total } = await activeSessions(sql, request.user.id, page)
+      return { rows: rows.map(session => ({ ...session, current: session.id === request.user.sessionId })), total }
+    })
   })
 
   fastify.delete('/api/me/sessions/:id', {

@@ -5,6 +5,7 @@ import { newPersonalToken } from '../../lib/personal-tokens'
 import { errorResponses } from '../../lib/schemas'
 import { deletePersonalToken, insertPersonalToken, listPersonalTokens, lockTokenCount } from '../../sql/sessions'
 import { CreateTokenBody, ListQuery, TokenParams } from './schemas'
+import { pageOf } from '../list'
 
 /** How many personal access tokens a user may have. */
 export const TOKENS_PER_USER = 50
@@ -66,9 +67,7 @@ const personalTokens: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('PersonalTokenList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const { rows, total } = await listPersonalTokens(sql, request.user.id, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listPersonalTokens(sql, request.user.id, page))
   })
 
   fastify.delete('/api/me/tokens/:id', {

@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../lib/schemas'
 import { schedules } from '../../io/schedules'
 import { ScheduleListQuery } from './schemas'
+import { pageOf } from '../list'
+import { pageOfAll } from '../../sql/list'
 
 const DESCRIPTION = 'The vaccine schedules the service ships as data, in the list envelope, each with its source, its notes and every series with its doses: ' +
   'the recommended age, the on-time age range (from the day the child reaches `from` through `to`, inclusive: to 15 months lasts until the day before the child is 16 months old) ' +
@@ -23,9 +25,7 @@ const vaccineSchedules: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('VaccineScheduleList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    const { limit, offset } = request.query
-    const all = schedules()
-    return { data: all.slice(offset, offset + limit), meta: { total: all.length, limit, offset } }
+    return await pageOf(request.query, async page => pageOfAll(schedules(), page))
   })
 }
 

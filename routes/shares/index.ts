@@ -9,6 +9,7 @@ import { serviceBase } from '../../lib/shares/link'
 import { orderBy } from '../../sql/list'
 import { findShare, listShares, revokeShare, type ShareStatus } from '../../sql/shares'
 import { ChildParams, CreateShareBody, DEFAULT_SECTIONS, MAX_DAYS, ShareListQuery, ShareParams } from './schemas'
+import { pageOf } from '../list'
 
 const tags = ['shares']
 const security = [{ bearer: [] }]
@@ -98,11 +99,10 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('ShareList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit, offset, status, sort } = request.query
+    const { status, sort } = request.query
     const order = orderBy(sql, sort ?? '-createdAt', SORTS)
     const viewer = { userId: request.user.id, role: request.scope.role }
-    const page = await listShares(sql, request.params.childId, viewer, { order, limit, offset, status: status as ShareStatus | undefined })
-    return { data: page.rows, meta: { total: page.total, limit, offset } }
+    return await pageOf(request.query, page => listShares(sql, request.params.childId, viewer, { ...page, order, status: status as ShareStatus | undefined }))
   })
 
   fastify.get('/api/shares/:id', {

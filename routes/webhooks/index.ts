@@ -5,6 +5,7 @@ import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { deleteWebhook, enableWebhook, findWebhook, listDeliveries, listWebhooks, lockWebhookMaker } from '../../sql/webhooks'
 import { EnableBody, FamilyParams, ListQuery, MAX_WEBHOOKS, WebhookBody, WebhookParams } from './schemas'
+import { pageOf } from '../list'
 
 const tags = ['webhooks']
 
@@ -62,10 +63,11 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('WebhookList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit, offset } = request.query
     const { familyId } = request.scope
-    const { rows, total } = await listWebhooks(sql, familyId, limit, offset)
-    return { data: rows.map(row => presentWebhook(familyId, row)), meta: { total, limit, offset } }
+    return await pageOf(request.query, async page => {
+      const { rows, total } = await listWebhooks(sql, familyId, page)
+      return { rows: rows.map(row => presentWebhook(familyId, row)), total }
+    })
   })
 
   fastify.get('/api/families/:id/webhooks/:wid', {
@@ -143,10 +145,8 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('WebhookDeliveryList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const { limit, offset } = request.query
     if (await findWebhook(sql, request.scope.familyId, request.params.wid) === undefined) throw new errors.notFound('Webhook')
-    const { rows, total } = await listDeliveries(sql, request.params.wid, limit, offset)
-    return { data: rows, meta: { total, limit, offset } }
+    return await pageOf(request.query, page => listDeliveries(sql, request.params.wid, page))
   })
 }
 
