@@ -11,7 +11,8 @@ export interface EmbeddedDatabase {
   stop: () => Promise<void>
 }
 
-interface Logger {
+/** What the database's start and backups report to. */
+export interface Logger {
   info: (msg: string) => void
   debug: (msg: string) => void
   warn: (msg: string) => void
@@ -121,7 +122,8 @@ function checkReachable (dir: string): void {
   }
 }
 
-function alive (pid: number): boolean {
+/** Whether a process of this id runs and may be signalled by this one. */
+export function alive (pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

@@ -3,17 +3,11 @@ import path from 'node:path'
 import type postgres from 'postgres'
 import type { Config } from '../../io/config'
 import { createSql, type Sql } from '../client'
-import { startEmbeddedDatabase } from '../embedded'
+import { startEmbeddedDatabase, type Logger } from '../embedded'
 
 export interface Database {
   sql: Sql
   close: () => Promise<void>
-}
-
-interface Logger {
-  info: (msg: string) => void
-  debug: (msg: string) => void
-  warn: (msg: string) => void
 }
 
 /** The database name lib/embedded-db.ts creates in its cluster. */

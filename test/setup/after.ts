@@ -1,15 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs'
 import { createSql } from '../../db/client'
+import { alive } from '../../db/embedded'
 import { STATE_FILE, type TestDbState } from './state'
-
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** Drops the run's databases and stops its embedded server. */
 async function main (): Promise<void> {
