@@ -1,7 +1,7 @@
 import type { RowStage } from '../../sql/import'
 import { encodeAvatar } from '../../io/files/avatar'
 import { storedName } from '../../lib/files/names'
-import { ATTACHMENT_TYPES, AVATAR_TYPES, detectType } from '../../io/files/types'
+import { ATTACHMENT_TYPES, AVATAR_TYPES, detectType, type FileType } from '../../io/files/types'
 import { ArchiveProblem, type ZipArchive } from '../../io/import/zip'
 import { checkSum, type Manifested } from './manifest'
 import type { Staging, Unpacked } from './staging'
@@ -29,10 +29,13 @@ export interface Reading {
 
 /**
  * Unpacks a file of a row into a temporary file of its folder, checking its
- * SHA-256 and size against the manifest. Answers null when the export had
- * left the file out (it was missing on disk there).
+ * SHA-256 and size against the manifest and its type, by its bytes, against
+ * the accepted ones. Answers null when the export had left the file out (it
+ * was missing on disk there).
  */
-async function unpack (reading: Reading, entry: string, dir: string): Promise<{ temporary: string, size: number } | null> {
+async function unpack (
+  reading: Reading, entry: string, dir: string, accepted: readonly string[]
+): Promise<{ temporary: string, size: number, type: FileType } | null> {
   const { archive, manifest, staging, used } = reading
   if (!archive.entries.has(entry)) {
     if (manifest.missing.has(entry)) return null
@@ -42,17 +45,18 @@ async function unpack (reading: Reading, entry: string, dir: string): Promise<{ 
   const temporary = staging.temporary(dir)
   const found = await archive.extract(entry, temporary)
   checkSum(manifest, entry, found)
-  return { temporary, size: found.size }
+  const type = await detectType(temporary, accepted)
+  if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${accepted.join(', ')})`)
+  return { temporary, size: found.size, type }
 }
 
 /** An attachment's file, typed by its bytes as an upload is. */
 export async function unpackAttachment (reading: Reading, entry: string): Promise<Unpacked | null> {
   const dir = reading.options.uploadDir
-  const unpacked = await unpack(reading, entry, dir)
+  const unpacked = await unpack(reading, entry, dir, ATTACHMENT_TYPES)
   if (unpacked === null) return null
-  const type = await detectType(unpacked.temporary, ATTACHMENT_TYPES)
-  if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${ATTACHMENT_TYPES.join(', ')})`)
-  const file: Unpacked = { dir, ...unpacked, stored: storedName(type.ext), contentType: type.contentType }
+  const { temporary, size, type } = unpacked
+  const file: Unpacked = { dir, temporary, size, stored: storedName(type.ext), contentType: type.contentType }
   reading.staging.add(file)
   return file
 }
@@ -60,13 +64,11 @@ export async function unpackAttachment (reading: Reading, entry: string): Promis
 /** An avatar's file, re-encoded as an uploaded avatar is: WebP, at most 512 × 512, no metadata. */
 export async function unpackAvatar (reading: Reading, entry: string): Promise<Unpacked | null> {
   const dir = reading.options.avatarDir
-  const unpacked = await unpack(reading, entry, dir)
+  const unpacked = await unpack(reading, entry, dir, AVATAR_TYPES)
   if (unpacked === null) return null
-  const type = await detectType(unpacked.temporary, AVATAR_TYPES)
-  if (type === undefined) throw new ArchiveProblem(`the content of ${entry} is not an accepted type (${AVATAR_TYPES.join(', ')})`)
   let encoded
   try {
-    encoded = await encodeAvatar({ path: unpacked.temporary, size: unpacked.size, type, fileName: '', fields: {} }, reading.imageKey, reading.options.imageMaxPixels)
+    encoded = await encodeAvatar({ path: unpacked.temporary, size: unpacked.size, type: unpacked.type, fileName: '', fields: {} }, reading.imageKey, reading.options.imageMaxPixels)
   } catch (error) {
     const status = (error as { statusCode?: number }).statusCode
     if (status === 415) throw new ArchiveProblem(`the avatar ${entry} cannot be used: ${(error as Error).message}`)

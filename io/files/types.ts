@@ -6,15 +6,16 @@ export interface FileType {
   contentType: string
 }
 
-const KNOWN: Record<string, FileType> = {
-  'image/jpeg': { ext: 'jpg', contentType: 'image/jpeg' },
-  'image/png': { ext: 'png', contentType: 'image/png' },
-  'image/webp': { ext: 'webp', contentType: 'image/webp' },
-  'image/gif': { ext: 'gif', contentType: 'image/gif' },
-  'image/heic': { ext: 'heic', contentType: 'image/heic' },
-  'image/heif': { ext: 'heif', contentType: 'image/heif' },
-  'application/pdf': { ext: 'pdf', contentType: 'application/pdf' },
-  'application/zip': { ext: 'zip', contentType: 'application/zip' }
+/** The extension each known content type is stored under. */
+const EXTENSIONS: Record<string, string> = {
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'image/heic': 'heic',
+  'image/heif': 'heif',
+  'application/pdf': 'pdf',
+  'application/zip': 'zip'
 }
 
 export const ATTACHMENT_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/heic', 'image/heif', 'application/pdf'] as const
@@ -24,6 +25,6 @@ export const ARCHIVE_TYPES = ['application/zip'] as const
 /** The type of a file read from its bytes, if it is one of `allowed`; the name and declared type play no part. */
 export async function detectType (file: string, allowed: readonly string[]): Promise<FileType | undefined> {
   const found = await fileTypeFromFile(file)
-  if (found === undefined || !allowed.includes(found.mime)) return undefined
-  return KNOWN[found.mime]
+  if (found === undefined || !allowed.includes(found.mime) || !Object.hasOwn(EXTENSIONS, found.mime)) return undefined
+  return { ext: EXTENSIONS[found.mime], contentType: found.mime }
 }
