@@ -186,28 +186,22 @@ function publicUrl (env: Env): string | null {
   return url
 }
 
-function growthDataUrl (env: Env): string | null {
-  const raw = text(env, 'GROWTH_DATA_URL')
+/** An optional URL of one of the given protocols, as written; `kind` names them in the error. */
+function optionalUrl (env: Env, name: string, protocols: string[], kind: string): string | null {
+  const raw = text(env, name)
   if (raw === undefined) return null
+  let protocol: string | undefined
   try {
-    const parsed = new URL(raw)
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol')
-  } catch {
-    throw new ConfigError('GROWTH_DATA_URL', `must be an http or https URL, got "${raw}"`)
-  }
-  return raw.endsWith('/') ? raw : raw + '/'
+    protocol = new URL(raw).protocol
+  } catch {}
+  if (protocol === undefined || !protocols.includes(protocol)) throw new ConfigError(name, `must be ${kind} URL, got "${raw}"`)
+  return raw
 }
 
-function redisUrl (env: Env): string | null {
-  const raw = text(env, 'REDIS_URL')
-  if (raw === undefined) return null
-  try {
-    const parsed = new URL(raw)
-    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('protocol')
-  } catch {
-    throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL, got "${raw}"`)
-  }
-  return raw
+function growthDataUrl (env: Env): string | null {
+  const raw = optionalUrl(env, 'GROWTH_DATA_URL', ['http:', 'https:'], 'an http or https')
+  if (raw === null) return null
+  return raw.endsWith('/') ? raw : raw + '/'
 }
 
 /** The time a whole request may take, and the time its headers may take: never more than the whole. */
@@ -237,7 +231,7 @@ export function loadConfig (env: Env = process.env): Config {
     growthDataDir: path.resolve(text(env, 'GROWTH_DATA_DIR') ?? (production ? '/app/growth' : path.join(dataDir, 'growth'))),
     growthDataUrl: growthDataUrl(env),
     ...jwt(env, production, dataDir),
-    redisUrl: redisUrl(env),
+    redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'a redis:// or rediss://'),
     responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
     logLevel,
     registration: oneOf(env, 'REGISTRATION', ['invite', 'open', 'closed'] as const, 'invite'),
