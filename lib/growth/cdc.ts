@@ -1,4 +1,4 @@
-import type { Lms, Sex } from './tables'
+import { lmsColumns, type Lms, type Sex } from './tables'
 
 /** How a growth response credits CDC's charts. */
 export const CDC_SOURCE = 'CDC 2000 growth charts'
@@ -44,15 +44,10 @@ const EPSILON = 1e-9
 
 function series (rows: Array<[number, Lms]>, file: string, sex: string): CdcSeries {
   if (rows.length === 0) throw new Error(`${file}: no rows for sex ${sex}`)
-  const result = { keys: new Float64Array(rows.length), l: new Float64Array(rows.length), m: new Float64Array(rows.length), s: new Float64Array(rows.length) }
-  rows.forEach(([key, lms], index) => {
-    if (index > 0 && !(key > result.keys[index - 1])) throw new Error(`${file}: rows for sex ${sex} are not in increasing order at ${key}`)
-    result.keys[index] = key
-    result.l[index] = lms.l
-    result.m[index] = lms.m
-    result.s[index] = lms.s
+  rows.forEach(([key], index) => {
+    if (index > 0 && !(key > rows[index - 1][0])) throw new Error(`${file}: rows for sex ${sex} are not in increasing order at ${key}`)
   })
-  return result
+  return { keys: Float64Array.from(rows, ([key]) => key), ...lmsColumns(rows) }
 }
 
 /** Parses one CDC file: comma-separated, header `Sex,Agemos|Length,L,M,S,…`, sex 1 = male and 2 = female. */

@@ -1,6 +1,6 @@
 import { CDC_SOURCE, type CdcTables } from './cdc'
 import { CDC_2_20_FROM_DAYS, cdcAgeScore, cdcWeightForLengthScore } from './cdc-scores'
-import { ageScore, weightForHeightScore, type Score } from './scores'
+import { ageScore, weightForHeightScore, type AgeIndicator, type Score } from './scores'
 import { GROWTH_SOURCE } from './sources'
 import type { GrowthTables, Sex } from './tables'
 
@@ -88,23 +88,23 @@ export function cdcTables (charts: Charts): CdcTables {
 /** The five scores at an age in days (the scored age), on the charts the reference uses at that age. */
 export function scoresAt (charts: Charts, sex: Sex, ageDays: number, values: MeasuredValues): IndicatorScores {
   const { heightCm, weightKg, headCircumferenceCm, bmi } = values
+  let byAge: (indicator: AgeIndicator, value: number | null) => Score | null
+  let forHeight: Score | null
   if (scoresWithCdc(charts.reference, ageDays)) {
     const cdc = cdcTables(charts)
-    return {
-      weightForAge: cdcAgeScore(cdc, 'weightForAge', sex, ageDays, weightKg),
-      heightForAge: cdcAgeScore(cdc, 'heightForAge', sex, ageDays, heightCm),
-      headCircumferenceForAge: cdcAgeScore(cdc, 'headCircumferenceForAge', sex, ageDays, headCircumferenceCm),
-      bmiForAge: cdcAgeScore(cdc, 'bmiForAge', sex, ageDays, bmi),
-      weightForHeight: cdcWeightForLengthScore(cdc, sex, ageDays, heightCm, weightKg)
-    }
+    byAge = (indicator, value) => cdcAgeScore(cdc, indicator, sex, ageDays, value)
+    forHeight = cdcWeightForLengthScore(cdc, sex, ageDays, heightCm, weightKg)
+  } else {
+    const who = whoTables(charts)
+    byAge = (indicator, value) => ageScore(who, indicator, sex, ageDays, value)
+    forHeight = weightForHeightScore(who, sex, ageDays, heightCm, weightKg)
   }
-  const who = whoTables(charts)
   return {
-    weightForAge: ageScore(who, 'weightForAge', sex, ageDays, weightKg),
-    heightForAge: ageScore(who, 'heightForAge', sex, ageDays, heightCm),
-    headCircumferenceForAge: ageScore(who, 'headCircumferenceForAge', sex, ageDays, headCircumferenceCm),
+    weightForAge: byAge('weightForAge', weightKg),
+    heightForAge: byAge('heightForAge', heightCm),
+    headCircumferenceForAge: byAge('headCircumferenceForAge', headCircumferenceCm),
     // The unrounded BMI, as WHO's software scores it.
-    bmiForAge: ageScore(who, 'bmiForAge', sex, ageDays, bmi),
-    weightForHeight: weightForHeightScore(who, sex, ageDays, heightCm, weightKg)
+    bmiForAge: byAge('bmiForAge', bmi),
+    weightForHeight: forHeight
   }
 }

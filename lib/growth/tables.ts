@@ -39,17 +39,22 @@ function rowKey (column: string, text: string): number {
   return Math.round(value * 10)
 }
 
+/** The L, M and S of keyed rows, each as one array in the rows' order. */
+export function lmsColumns (rows: Array<[number, Lms]>): { l: Float64Array, m: Float64Array, s: Float64Array } {
+  return {
+    l: Float64Array.from(rows, ([, lms]) => lms.l),
+    m: Float64Array.from(rows, ([, lms]) => lms.m),
+    s: Float64Array.from(rows, ([, lms]) => lms.s)
+  }
+}
+
 function series (rows: Array<[number, Lms]>, file: string, sex: string): LmsSeries {
   if (rows.length === 0) throw new Error(`${file}: no rows for sex ${sex}`)
   const first = rows[0][0]
-  const result = { first, l: new Float64Array(rows.length), m: new Float64Array(rows.length), s: new Float64Array(rows.length) }
-  rows.forEach(([key, lms], index) => {
+  rows.forEach(([key], index) => {
     if (key !== first + index) throw new Error(`${file}: rows for sex ${sex} are not consecutive at ${key}`)
-    result.l[index] = lms.l
-    result.m[index] = lms.m
-    result.s[index] = lms.s
   })
-  return result
+  return { first, ...lmsColumns(rows) }
 }
 
 /** Parses one WHO table: tab-separated, a header line, sex 1 = male and 2 = female. */
