@@ -1,5 +1,8 @@
 // The last-owner rule: a family keeps at least one owner while it has members.
+import type { Db } from '../db/client'
+import { errors } from '../lib/errors'
 import type { FamilyRole } from '../lib/roles'
+import { lockMembers } from '../sql/families'
 
 /** A member's place in a family: the member's role and the family's head counts. */
 export interface Standing {
@@ -14,6 +17,16 @@ export function standingIn (roles: Map<number, FamilyRole>, userId: number): Sta
   if (role === undefined) return undefined
   const owners = [...roles.values()].filter(r => r === 'owner').length
   return { role, owners, members: roles.size }
+}
+
+/**
+ * Locks the family's memberships for the rest of the transaction and answers
+ * the member's standing; a 404 when the user is not a member.
+ */
+export async function lockedStanding (db: Db, familyId: number, userId: number): Promise<Standing> {
+  const standing = standingIn(await lockMembers(db, familyId), userId)
+  if (standing === undefined) throw new errors.notFound('Member')
+  return standing
 }
 
 /**

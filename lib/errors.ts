@@ -91,3 +91,9 @@ export function withBodyFields<E extends Error> (error: E, fields: ErrorDetails)
 export function withDetails<E extends Error> (error: E, details: ErrorDetails): E {
   return Object.assign(error, { details })
 }
+
+/** The thing looked up, or a 404 naming it (`what`) when there is none. */
+export function found<T> (value: T | undefined, what: string): T {
+  if (value === undefined) throw new errors.notFound(what)
+  return value
+}

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { losesLastOwner, standingIn } from '../../domain/families'
+import { lockedStanding, losesLastOwner } from '../../domain/families'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import {
   deleteFamilyWithContents, familyMembers, findMember, insertMember, listAllFamilies, lockFamily, type FamilySortField
 } from '../../sql/admin'
-import { findFamily, lockMembers, removeMember } from '../../sql/families'
+import { findFamily, removeMember } from '../../sql/families'
 import { findUser } from '../../sql/users'
 import { AddMemberBody, FamilyListQuery, FamilyParams, MemberParams } from './schemas'
 import { parseSort } from './sort'
@@ -94,9 +94,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { id, userId } = request.params
     await sql.begin(async tx => {
       if (!(await lockFamily(tx, id))) throw new errors.notFound('Family')
-      const roles = await lockMembers(tx, id)
-      const standing = standingIn(roles, userId)
-      if (standing === undefined) throw new errors.notFound('Member')
+      const standing = await lockedStanding(tx, id, userId)
       if (losesLastOwner(standing, null, true)) {
         throw new errors.lastOwner('The last owner of a family with other members cannot be removed')
       }

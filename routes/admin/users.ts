@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errors, withDetails } from '../../lib/errors'
+import { errors, found, withDetails } from '../../lib/errors'
 import { losesLastOwner } from '../../domain/families'
 import { hashPassword, passwordKey } from '../../io/passwords'
 import { errorResponses } from '../../lib/schemas'
@@ -28,11 +28,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   const security = [{ bearer: [] }]
   const tags = ['admin']
 
-  async function account (db: Db, id: number) {
-    const user = await findAdminUser(db, id)
-    if (user === undefined) throw new errors.notFound('User')
-    return user
-  }
+  const account = async (db: Db, id: number) => found(await findAdminUser(db, id), 'User')
 
   fastify.get('/api/admin/users', {
     schema: {

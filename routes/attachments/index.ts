@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errors } from '../../lib/errors'
+import { errors, found } from '../../lib/errors'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
 } from '../../lib/schemas'
@@ -51,11 +51,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       headers: ConditionalRead,
       response: { 200: WithETag(Type.Ref('Attachment'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
-  }, async request => {
-    const found = await findAttachment(sql, request.params.id)
-    if (found === undefined) throw new errors.notFound('Attachment')
-    return found
-  })
+  }, async request => found(await findAttachment(sql, request.params.id), 'Attachment'))
 
   fastify.delete('/api/attachments/:id', {
     preHandler: attachment,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Tx } from '../../db/client'
 import { Type } from '@sinclair/typebox'
-import { errors, withDetails } from '../../lib/errors'
+import { errors, found, withDetails } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, PATCH_RULE, WithETag, errorResponses
@@ -94,11 +94,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       headers: ConditionalRead,
       response: { 200: WithETag(Type.Ref('Child'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
-  }, async request => {
-    const found = await findChild(sql, request.params.id)
-    if (found === undefined) throw new errors.notFound('Child')
-    return found
-  })
+  }, async request => found(await findChild(sql, request.params.id), 'Child'))
 
   fastify.put('/api/children/:id', {
     preHandler: child,

@@ -3,8 +3,8 @@ import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
 import type { Tx } from '../../db/client'
-import { losesLastOwner, standingIn } from '../../domain/families'
-import { errors } from '../../lib/errors'
+import { lockedStanding, losesLastOwner } from '../../domain/families'
+import { errors, found } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
 import {
   CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
@@ -13,7 +13,7 @@ import { callerOf, notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, familyClock, membershipClock } from '../../sql/changes'
 import {
   addMember, deleteEmptyFamily, findFamily, insertFamily, isMemberByEmail, listFamiliesOf, listMembers,
-  lockMembers, removeMember, renameFamily, setMemberRole
+  removeMember, renameFamily, setMemberRole
 } from '../../sql/families'
 import { createInvite, listOpenInvites, revokeInvite } from '../../sql/invites'
 import {
@@ -38,11 +38,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     if (expectedVersion !== null && clock.version !== expectedVersion) throw preconditionFailed(clock.version)
   }
 
-  async function familyFor (userId: number, familyId: number) {
-    const found = await findFamily(sql, userId, familyId)
-    if (found === undefined) throw new errors.notFound('Family')
-    return found
-  }
+  const familyFor = async (userId: number, familyId: number) => found(await findFamily(sql, userId, familyId), 'Family')
 
   fastify.get('/api/families', {
     schema: {
@@ -170,9 +166,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { userId } = request.params
     return sql.begin(async tx => {
       await beginFamilyChange(tx, familyId, request.user.id)
-      const roles = await lockMembers(tx, familyId)
-      const standing = standingIn(roles, userId)
-      if (standing === undefined) throw new errors.notFound('Member')
+      const standing = await lockedStanding(tx, familyId, userId)
       if (losesLastOwner(standing, request.body.role)) {
         throw new errors.lastOwner('The last owner of a family cannot be demoted')
       }
@@ -196,9 +190,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { userId } = request.params
     await sql.begin(async tx => {
       await beginFamilyChange(tx, familyId, request.user.id)
-      const roles = await lockMembers(tx, familyId)
-      const standing = standingIn(roles, userId)
-      if (standing === undefined) throw new errors.notFound('Member')
+      const standing = await lockedStanding(tx, familyId, userId)
       if (losesLastOwner(standing, null)) throw new errors.lastOwner('The last owner cannot leave or be removed')
       await removeMember(tx, familyId, userId)
     })

@@ -21,11 +21,7 @@ export const Invite = Type.Object({
 }, { $id: 'Invite', title: 'Invite' })
 
 export const CreatedInvite = Type.Object({
-  id: Id,
-  email: Type.String(),
-  role: Type.Ref('FamilyRole'),
-  expiresAt: Timestamp,
-  createdAt: Timestamp,
+  ...Invite.properties,
   token: Type.String({ description: 'shown only here; the service keeps only its hash' })
 }, { $id: 'CreatedInvite', title: 'CreatedInvite' })
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { createFamilyWebhook, presentWebhook } from '../../domain/webhooks/manage'
-import { errors } from '../../lib/errors'
+import { errors, found } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { deleteWebhook, enableWebhook, findWebhook, listDeliveries, listWebhooks, lockWebhookMaker } from '../../sql/webhooks'
 import { EnableBody, FamilyParams, ListQuery, MAX_WEBHOOKS, WebhookBody, WebhookParams } from './schemas'
@@ -81,8 +81,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const row = await findWebhook(sql, request.scope.familyId, request.params.wid)
-    if (row === undefined) throw new errors.notFound('Webhook')
+    const row = found(await findWebhook(sql, request.scope.familyId, request.params.wid), 'Webhook')
     return presentWebhook(request.scope.familyId, row)
   })
 
