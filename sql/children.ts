@@ -2,6 +2,7 @@ import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { inCallerFamily, type Caller } from './access'
 import { KINDS } from '../kinds'
+import { childColumns } from '../lib/child-fields'
 import { avatarUrl } from '../lib/files/names'
 import type { StoredNames } from '../io/stored-files'
 import { readPage, type Page, type PageRequest } from './list'
@@ -67,12 +68,7 @@ export async function findChild (db: Db, id: number): Promise<ChildRow | undefin
 
 export async function insertChild (db: Db, familyId: number, fields: ChildFields): Promise<ChildRow> {
   const [row] = await db<ChildRow[]>`
-    insert into children (family_id, name, date_of_birth, sex, gestational_age_weeks, gestational_age_days, growth_reference, schedule_id)
-    values (
-      ${familyId}, ${fields.name}, ${fields.dateOfBirth}, ${fields.sex},
-      ${fields.gestationalAgeAtBirthWeeks ?? null}, ${fields.gestationalAgeAtBirthDays ?? null}, ${fields.growthReference ?? 'who'},
-      ${fields.scheduleId ?? null}
-    )
+    insert into children ${db({ family_id: familyId, ...childColumns(fields) })}
     returning ${columns(db)}
   `
   return row
@@ -82,12 +78,7 @@ export async function insertChild (db: Db, familyId: number, fields: ChildFields
 export async function replaceChild (db: Db, id: number, fields: ChildFields, expectedVersion: number | null = null): Promise<ChildRow | undefined> {
   const [row] = await db<ChildRow[]>`
     update children
-    set name = ${fields.name}, date_of_birth = ${fields.dateOfBirth}, sex = ${fields.sex},
-        gestational_age_weeks = ${fields.gestationalAgeAtBirthWeeks ?? null},
-        gestational_age_days = ${fields.gestationalAgeAtBirthDays ?? null},
-        growth_reference = ${fields.growthReference ?? 'who'},
-        schedule_id = ${fields.scheduleId ?? null},
-        updated_at = now()
+    set ${db(childColumns(fields))}, updated_at = now()
     where id = ${id} ${expectedVersion === null ? db`` : db`and version = ${expectedVersion}`}
     returning ${columns(db)}
   `

@@ -14,6 +14,7 @@ import { DOCUMENT_LIMITS, readFamilyDocument, type DocumentSink, type FamilyDocu
 import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest } from './manifest'
 import { Staging } from './staging'
 import { unpackAttachment, unpackAvatar, type ImportOptions, type Reading } from './unpack'
+import { CHILD_FIELDS, CHILD_FIELD_NAMES, childColumns } from '../../lib/child-fields'
 
 export type { ImportOptions }
 
@@ -60,7 +61,7 @@ const LINKS: Array<{ kind: string, field: string, link: Link }> = [
   { kind: 'attachments', field: 'illnessId', link: { column: 'illness_id', kind: 'illnesses' } }
 ]
 
-const CHILD_COLUMNS = ['name', 'date_of_birth', 'sex', 'gestational_age_weeks', 'gestational_age_days', 'growth_reference', 'schedule_id', 'avatar_name', 'avatar_size_bytes']
+const CHILD_COLUMNS = [...CHILD_FIELD_NAMES.map(name => CHILD_FIELDS[name].column), 'avatar_name', 'avatar_size_bytes']
 const ATTACHMENT_COLUMNS = ['file_name', 'stored_name', 'content_type', 'size_bytes']
 
 /** A record's columns as staged: its writable fields, and the link to its parent (a reading's illness). */
@@ -130,15 +131,7 @@ function stagingSink (reading: Reading): DocumentSink {
         position: 0,
         oldId: child.id,
         row: {
-          name: child.name,
-          date_of_birth: child.dateOfBirth,
-          sex: child.sex,
-          gestational_age_weeks: child.gestationalAgeAtBirthWeeks ?? null,
-          gestational_age_days: child.gestationalAgeAtBirthDays ?? null,
-          // Archives written before the growth chart was chosen are scored on WHO's.
-          growth_reference: child.growthReference ?? 'who',
-          // Archives written before schedules have none.
-          schedule_id: child.scheduleId ?? null,
+          ...childColumns(child),
           avatar_name: avatar?.stored ?? null,
           avatar_size_bytes: avatar?.size ?? null
         }

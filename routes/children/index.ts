@@ -17,6 +17,7 @@ import { latestAllowedDate } from '../records'
 import { gestationIssue, type Gestation } from '../../domain/children'
 import { ChildListQuery, ChildParams, CreateChildBody, PatchChildBody, ReplaceChildBody } from './schemas'
 import { pageOf } from '../list'
+import { childFieldsOf } from '../../lib/child-fields'
 
 function badBirth (message: string): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues: [{ path: '/body/dateOfBirth', message }] })
@@ -143,16 +144,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       const current = await findChild(tx, id) as NonNullable<Awaited<ReturnType<typeof findChild>>>
       if (Object.keys(changes).length === 0) return current
       if (changes.dateOfBirth !== undefined) await checkBirth(tx, id, changes.dateOfBirth)
-      const merged = {
-        name: current.name,
-        dateOfBirth: current.dateOfBirth,
-        sex: current.sex,
-        gestationalAgeAtBirthWeeks: current.gestationalAgeAtBirthWeeks,
-        gestationalAgeAtBirthDays: current.gestationalAgeAtBirthDays,
-        growthReference: current.growthReference,
-        scheduleId: current.scheduleId,
-        ...changes
-      }
+      const merged = { ...childFieldsOf(current), ...changes }
       checkGestation(merged)
       return await replaceChild(tx, id, merged) as NonNullable<Awaited<ReturnType<typeof replaceChild>>>
     })
