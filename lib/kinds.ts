@@ -1,4 +1,5 @@
 import { avatarUrl, uploadUrl } from './files/names'
+import { linkFields } from './attachment-links'
 
 /**
  * How a stored row of a family, a member, a child or an attachment reads in
@@ -57,9 +58,7 @@ export function presentOther (kind: OtherKind, row: Row): Row {
       return timestamps({
         id: row.id,
         childId: row.child_id,
-        visitId: row.visit_id ?? null,
-        measurementId: row.measurement_id ?? null,
-        illnessId: row.illness_id ?? null,
+        ...linkFields(row),
         fileName: row.file_name,
         contentType: row.content_type,
         sizeBytes: row.size_bytes,

@@ -3,6 +3,7 @@ import type { Db } from '../db/client'
 import { uploadUrl } from '../lib/files/names'
 import { conditions } from './records'
 import { readPage, type Page, type PageRequest } from './list'
+import { ATTACHMENT_LINKS, ATTACHMENT_LINK_FIELDS } from '../lib/attachment-links'
 
 type Fragment = PendingQuery<Row[]>
 
@@ -35,9 +36,6 @@ export interface NewAttachment extends AttachmentLinks {
 
 export const attachmentSorts = { createdAt: 'created_at', fileName: 'file_name', sizeBytes: 'size_bytes' }
 
-/** The link fields and the table each one points to. */
-export const linkTables = { visitId: 'visits', measurementId: 'measurements', illnessId: 'illnesses' } as const
-
 /** An attachment as the API answers it. */
 export const attachmentColumns = (db: Db): Fragment => db`
   id, child_id as "childId", visit_id as "visitId", measurement_id as "measurementId", illness_id as "illnessId",
@@ -46,11 +44,9 @@ export const attachmentColumns = (db: Db): Fragment => db`
 `
 
 function linkFilters (db: Db, links: AttachmentLinks): Fragment[] {
-  const filters: Fragment[] = []
-  if (links.visitId !== undefined) filters.push(db`and visit_id = ${links.visitId}`)
-  if (links.measurementId !== undefined) filters.push(db`and measurement_id = ${links.measurementId}`)
-  if (links.illnessId !== undefined) filters.push(db`and illness_id = ${links.illnessId}`)
-  return filters
+  return ATTACHMENT_LINK_FIELDS
+    .filter(field => links[field] !== undefined)
+    .map(field => db`and ${db(ATTACHMENT_LINKS[field].column)} = ${links[field] as number}`)
 }
 
 export async function listAttachments (
@@ -98,10 +94,10 @@ export async function deleteAttachment (db: Db, id: number, expectedVersion: num
 /** The link fields that do not name a record of this child. */
 export async function foreignLinks (db: Db, childId: number, links: AttachmentLinks): Promise<Array<keyof AttachmentLinks>> {
   const wrong: Array<keyof AttachmentLinks> = []
-  for (const field of Object.keys(linkTables) as Array<keyof AttachmentLinks>) {
+  for (const field of ATTACHMENT_LINK_FIELDS) {
     const id = links[field]
     if (id === undefined) continue
-    const [row] = await db`select 1 from ${db(linkTables[field])} where id = ${id} and child_id = ${childId}`
+    const [row] = await db`select 1 from ${db(ATTACHMENT_LINKS[field].kind)} where id = ${id} and child_id = ${childId}`
     if (row === undefined) wrong.push(field)
   }
   return wrong

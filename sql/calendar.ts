@@ -65,17 +65,13 @@ export async function insertFeed (
 
 /** The user's feeds (of the family a personal access token is bound to, if it is). */
 export async function listFeeds (db: Db, who: Caller, page: PageRequest): Promise<Page<CalendarFeed>> {
-  const { userId } = who
+  const mine = db`c.user_id = ${who.userId} and ${inCallerFamily(db, who, db`c.family_id`)}`
   return await readPage<CalendarFeed>(db, {
     ...page,
     select: db`c.id, c.family_id as "familyId", f.name as "familyName", c.created_at as "createdAt"`,
-    from: db`
-      from calendar_feeds c
-      join families f on f.id = c.family_id
-      where c.user_id = ${userId} and ${inCallerFamily(db, who, db`c.family_id`)}
-    `,
+    from: db`from calendar_feeds c join families f on f.id = c.family_id where ${mine}`,
     order: db`order by c.id`,
-    count: db`(select count(*) from calendar_feeds where user_id = ${userId} and ${inCallerFamily(db, who, db`family_id`)})`
+    count: db`(select count(*) from calendar_feeds c where ${mine})`
   })
 }
 

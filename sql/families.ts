@@ -67,7 +67,7 @@ export async function findFamily (db: Db, userId: number, familyId: number): Pro
 }
 
 export async function listFamiliesOf (db: Db, who: Caller, page: PageRequest): Promise<Page<Family>> {
-  const { userId } = who
+  const mine = db`m.user_id = ${who.userId} and ${inCallerFamily(db, who, db`m.family_id`)}`
   return await readPage<Family>(db, {
     ...page,
     select: db`
@@ -77,13 +77,9 @@ export async function listFamiliesOf (db: Db, who: Caller, page: PageRequest): P
       (select k.version from family_clocks k where k.family_id = f.id) as version,
       f.created_at as "createdAt"
     `,
-    from: db`
-      from family_members m
-      join families f on f.id = m.family_id
-      where m.user_id = ${userId} and ${inCallerFamily(db, who, db`m.family_id`)}
-    `,
+    from: db`from family_members m join families f on f.id = m.family_id where ${mine}`,
     order: db`order by f.id`,
-    count: db`(select count(*) from family_members where user_id = ${userId} and ${inCallerFamily(db, who, db`family_id`)})`
+    count: db`(select count(*) from family_members m where ${mine})`
   })
 }
 

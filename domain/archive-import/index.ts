@@ -15,6 +15,7 @@ import { checkSum, MAX_ENTRIES, MAX_RATIO, readManifest } from './manifest'
 import { Staging } from './staging'
 import { unpackAttachment, unpackAvatar, type ImportOptions, type Reading } from './unpack'
 import { CHILD_FIELDS, CHILD_FIELD_NAMES, childColumns } from '../../lib/child-fields'
+import { ATTACHMENT_LINKS, ATTACHMENT_LINK_FIELDS, linkColumns } from '../../lib/attachment-links'
 
 export type { ImportOptions }
 
@@ -56,9 +57,7 @@ const LINKS: Array<{ kind: string, field: string, link: Link }> = [
     ...(spec.writable.includes('visitId') ? [{ kind: key, field: 'visitId', link: VISIT }] : []),
     ...(spec.parent === undefined ? [] : [{ kind: key, field: spec.parent.param, link: { column: spec.parent.column, kind: spec.parent.kind.key } }])
   ]),
-  { kind: 'attachments', field: 'visitId', link: VISIT },
-  { kind: 'attachments', field: 'measurementId', link: { column: 'measurement_id', kind: 'measurements' } },
-  { kind: 'attachments', field: 'illnessId', link: { column: 'illness_id', kind: 'illnesses' } }
+  ...ATTACHMENT_LINK_FIELDS.map(field => ({ kind: 'attachments', field, link: ATTACHMENT_LINKS[field] }))
 ]
 
 const CHILD_COLUMNS = [...CHILD_FIELD_NAMES.map(name => CHILD_FIELDS[name].column), 'avatar_name', 'avatar_size_bytes']
@@ -150,9 +149,7 @@ function stagingSink (reading: Reading): DocumentSink {
         position,
         oldId: row.id,
         row: {
-          visit_id: row.visitId ?? null,
-          measurement_id: row.measurementId ?? null,
-          illness_id: row.illnessId ?? null,
+          ...linkColumns(row),
           file_name: row.fileName,
           stored_name: file.stored,
           content_type: file.contentType,

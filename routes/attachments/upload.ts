@@ -5,11 +5,12 @@ import { errors, withDetails } from '../../lib/errors'
 import { storedName } from '../../lib/files/names'
 import { storeFile } from '../../io/files/store'
 import { errorResponses } from '../../lib/schemas'
-import { foreignLinks, insertAttachment, linkTables, type AttachmentLinks } from '../../sql/attachments'
+import { foreignLinks, insertAttachment, type AttachmentLinks } from '../../sql/attachments'
+import type { AttachmentLink } from '../../lib/attachment-links'
 import { beginChange } from '../../sql/changes'
 import { ChildParams, UploadAttachmentBody } from './schemas'
 
-const RECORD_NAMES: Record<keyof typeof linkTables, string> = { visitId: 'visit', measurementId: 'measurement', illnessId: 'illness' }
+const RECORD_NAMES: Record<AttachmentLink, string> = { visitId: 'visit', measurementId: 'measurement', illnessId: 'illness' }
 
 /** The upload route, in a scope of its own: only here is a multipart body accepted. */
 const upload: FastifyPluginAsyncTypebox = async function (fastify) {
