@@ -48,8 +48,6 @@ function ofStatus (db: Db, status: ShareStatus): Fragment {
   }
 }
 
-interface PageClauses { order: Fragment, limit: Fragment }
-
 /**
  * Locks the child's row for the rest of the transaction and counts its
  * active links, so that two creates at once cannot pass the limit together.
@@ -85,7 +83,7 @@ export async function insertShare (db: Db, share: NewShare): Promise<number> {
  * The shares of a child, or one share, as the caller sees them: the access
  * log only for an owner and for the member who made the link.
  */
-function sharesQuery (db: Db, where: Fragment, viewer: { userId: number, role: FamilyRole }, page: PageClauses): PendingQuery<Array<ShareRow & { total: number }>> {
+function sharesQuery (db: Db, where: Fragment, viewer: { userId: number, role: FamilyRole }, page: { order: Fragment, limit: Fragment }): PendingQuery<Array<ShareRow & { total: number }>> {
   const showLog = db`(${viewer.role} = 'owner' or p.created_by = ${viewer.userId})`
   return db<Array<ShareRow & { total: number }>>`
     select p.id, p.child_id as "childId", p.label, p.sections, p.expires_at as "expiresAt",
@@ -121,9 +119,7 @@ function sharesQuery (db: Db, where: Fragment, viewer: { userId: number, role: F
 export async function listShares (
   db: Db, childId: number, viewer: { userId: number, role: FamilyRole }, options: { order: Fragment, limit: number, offset: number, status?: ShareStatus }
 ): Promise<Page<ShareRow>> {
-  const where = options.status === undefined
-    ? db`s.child_id = ${childId}`
-    : db`s.child_id = ${childId} and ${ofStatus(db, options.status)}`
+  const where = db`s.child_id = ${childId} ${options.status === undefined ? db`` : db`and ${ofStatus(db, options.status)}`}`
   const rows = await sharesQuery(db, where, viewer, { order: options.order, limit: db`limit ${options.limit} offset ${options.offset}` })
   return await pageWithTotal<ShareRow>(db, rows, options.offset, db`(select count(*) from shares s where ${where})`)
 }
