@@ -26,6 +26,7 @@ t.test('families: create, read, list, rename, delete', async t => {
   const page = (await call(app, ada, 'GET', '/api/families?limit=1&offset=1')).json()
   t.same(page.data.map((f: any) => f.id), [family.id])
   t.same(page.meta, { total: 2, limit: 1, offset: 1 })
+  t.same((await call(app, ada, 'GET', '/api/families?offset=5')).json(), { data: [], meta: { total: 2, limit: 50, offset: 5 } }, 'the families counted on their own past the end')
   t.equal((await call(app, ada, 'GET', '/api/families?limit=0')).statusCode, 400)
   t.equal((await call(app, ada, 'GET', '/api/families?offset=-1')).statusCode, 400)
 
@@ -107,6 +108,8 @@ t.test('roles: a viewer and a member read, only an owner manages', async t => {
 
   const members = (await call(app, viewer, 'GET', `/api/families/${family}/members`)).json()
   t.same(members.meta, { total: 3, limit: 50, offset: 0 })
+  const pastMembers = (await call(app, viewer, 'GET', `/api/families/${family}/members?offset=10`)).json()
+  t.same(pastMembers, { data: [], meta: { total: 3, limit: 50, offset: 10 } }, 'the members counted on their own past the end')
   t.same(members.data.map((m: any) => [m.userId, m.role]), [[owner.user.id, 'owner'], [member.user.id, 'member'], [viewer.user.id, 'viewer']])
   t.same(Object.keys(members.data[0]).sort(), ['email', 'joinedAt', 'name', 'role', 'userId'])
 })
