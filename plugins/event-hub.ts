@@ -1,14 +1,13 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
-import { PassThrough } from 'node:stream'
 import type { Sql } from '../db/client'
-import { isAfter, presentChange, START, type Position, type StoredChange } from '../kinds/changes'
+import { isAfter, presentChange, type Position, type StoredChange } from '../kinds/changes'
 import { errors } from '../lib/errors'
 import type { FamilyRole } from '../lib/roles'
 import { changesAfter, changesHeldBack, familyClock, familyPositions } from '../sql/changes'
 import { isMember } from '../sql/families'
 import { sessionsStillActive } from '../sql/tickets'
 import {
-  BATCH, event, HELD_BACK_MS, MAX_UNREAD, RETRY_MS, STREAMS_PER_USER, STREAMS_RETRY_AFTER, unread,
+  BATCH, event, HELD_BACK_MS, MAX_UNREAD, newListener, RETRY_MS, STREAMS_PER_USER, STREAMS_RETRY_AFTER, unread,
   type EventStream, type Family, type Holder, type Listener
 } from './event-streams'
 
@@ -249,18 +248,7 @@ export class EventHub {
       reply.header('retry-after', String(STREAMS_RETRY_AFTER))
       throw new errors.rateLimited(`At most ${STREAMS_PER_USER} event streams may be open at once; retry in ${STREAMS_RETRY_AFTER} seconds`)
     }
-    const listener: Listener = {
-      ...holder,
-      out: new PassThrough(),
-      raw: reply.raw,
-      log: reply.request.log,
-      epoch: '',
-      last: START,
-      live: false,
-      ended: false,
-      started: false,
-      resume: null
-    }
+    const listener = newListener(reply, holder)
     this.register(listener)
     reply.raw.once('close', () => this.finish(listener, 'the client went away'))
     try {

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { ServerResponse } from 'node:http'
-import type { PassThrough, Readable } from 'node:stream'
-import type { Position, presentChange } from '../kinds/changes'
+import { PassThrough, type Readable } from 'node:stream'
+import { START, type Position, type presentChange } from '../kinds/changes'
 import type { FamilyRole } from '../lib/roles'
 import type { Clock } from '../sql/changes'
 
@@ -86,6 +86,22 @@ export interface Family {
   listeners: Set<Listener>
   running: boolean
   again: boolean
+}
+
+/** A stream of the holder's family, not yet started: it waits for its first position. */
+export function newListener (reply: FastifyReply, holder: Holder): Listener {
+  return {
+    ...holder,
+    out: new PassThrough(),
+    raw: reply.raw,
+    log: reply.request.log,
+    epoch: '',
+    last: START,
+    live: false,
+    ended: false,
+    started: false,
+    resume: null
+  }
 }
 
 export function unread (listener: Listener): number {
