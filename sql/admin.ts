@@ -3,20 +3,18 @@ import type { Db } from '../db/client'
 import { LOCKS, lockForTransaction } from '../db/locks'
 import type { Family, Member } from './families'
 import type { FamilyRole, Role } from '../lib/roles'
+import { KINDS, type RecordKey } from '../kinds'
 import type { User } from './users'
 import { pageTotal } from './list'
 
 /** Queries of the administration routes. */
 
-export interface Stats {
+/** The service's counts: its users, families and children, every kind of record under its export key, and files. */
+export type Stats = Record<RecordKey, number> & {
   users: number
   admins: number
   families: number
   children: number
-  visits: number
-  measurements: number
-  medicalEvents: number
-  illnesses: number
   attachments: number
   storageBytes: number
   activeSessions: number
@@ -55,31 +53,34 @@ export function activeSessionCount (db: Db): postgres.PendingQuery<postgres.Row[
  * Every count in one round trip: the tables' sizes from their kept counts
  * (migrations/20261124-150000-row-counts.sql), so the cost does not grow with
  * the data; the admins and active sessions through indexes of their own.
+ * Each kind of record is counted by its table, under its export key.
  */
 export async function getStats (db: Db): Promise<Stats> {
-  const [row] = await db<Array<Stats & { deltas: number }>>`
+  const [row] = await db<Array<{ sizes: Record<string, number>, bytes: number, admins: number, activeSessions: number, deltas: number }>>`
     with kept as (
       select table_name, sum(delta_rows) as n, sum(delta_bytes) as bytes, count(*) as deltas
       from row_counts group by table_name
-    ),
-    count_of as (select table_name, coalesce(n, 0) as n, coalesce(bytes, 0) as bytes from kept)
+    )
     select
-      coalesce((select n from count_of where table_name = 'users'), 0) as users,
+      coalesce((select jsonb_object_agg(table_name, n) from kept), '{}') as sizes,
+      coalesce((select sum(bytes) from kept where table_name in ('attachments', 'children')), 0) as bytes,
       (select count(*) from users where role = 'admin') as admins,
-      coalesce((select n from count_of where table_name = 'families'), 0) as families,
-      coalesce((select n from count_of where table_name = 'children'), 0) as children,
-      coalesce((select n from count_of where table_name = 'visits'), 0) as visits,
-      coalesce((select n from count_of where table_name = 'measurements'), 0) as measurements,
-      coalesce((select n from count_of where table_name = 'medical_events'), 0) as "medicalEvents",
-      coalesce((select n from count_of where table_name = 'illnesses'), 0) as illnesses,
-      coalesce((select n from count_of where table_name = 'attachments'), 0) as attachments,
-      coalesce((select sum(bytes) from count_of where table_name in ('attachments', 'children')), 0) as "storageBytes",
       (${activeSessionCount(db)}) as "activeSessions",
       coalesce((select sum(deltas) from kept), 0) as deltas
   `
-  const { deltas, ...stats } = row
-  if (deltas > FOLD_AT) await foldCounts(db)
-  return stats
+  const size = (table: string): number => Number(row.sizes[table] ?? 0)
+  const kinds = Object.fromEntries(KINDS.map(kind => [kind.key, size(kind.table)])) as Record<RecordKey, number>
+  if (row.deltas > FOLD_AT) await foldCounts(db)
+  return {
+    users: size('users'),
+    admins: row.admins,
+    families: size('families'),
+    children: size('children'),
+    ...kinds,
+    attachments: size('attachments'),
+    storageBytes: row.bytes,
+    activeSessions: row.activeSessions
+  }
 }
 
 /**

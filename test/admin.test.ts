@@ -5,6 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { removeStoredFiles } from '../io/stored-files'
 import { LOCKS } from '../db/locks'
+import { KINDS } from '../kinds'
 import { build, call, familyOf, login, PASSWORD, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -154,7 +155,7 @@ t.test('the stats count the rows and files there are', async t => {
   const { responseCache: cacheBefore, ...empty } = (await call(app, again, 'GET', '/api/admin/stats')).json()
   t.same(empty, {
     users: 5, admins: 2, families: 3, children: 0, visits: 0, measurements: 0, medicalEvents: 0,
-    illnesses: 0, attachments: 0, storageBytes: 0, activeSessions: 4
+    illnesses: 0, temperatures: 0, medicineCourses: 0, medicineDoses: 0, attachments: 0, storageBytes: 0, activeSessions: 4
   })
   t.equal(cacheBefore.maxBytes, 64 * 1024 * 1024, 'and the instance\'s cache of answers')
 
@@ -179,10 +180,37 @@ t.test('the stats count the rows and files there are', async t => {
     measurements: 4,
     medicalEvents: 3,
     illnesses: 3,
+    temperatures: 0,
+    medicineCourses: 0,
+    medicineDoses: 0,
     attachments: 3,
     storageBytes: files.reduce((sum, size) => sum + size, 0),
     activeSessions: 2
   })
+})
+
+t.test('the stats count every kind of record the registry holds, under its export key', async t => {
+  const { app, admin } = await setup(t)
+  const owner = await register(app)
+  const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2023-01-01', sex: 'female' })).json()
+  const illness = (await call(app, owner, 'POST', `/api/children/${child.id}/illnesses`, { startDate: '2024-02-01' })).json()
+  t.equal((await call(app, owner, 'POST', `/api/illnesses/${illness.id}/temperatures`, { takenAt: '2024-02-01T08:00:00Z', temperatureC: 38.5 })).statusCode, 201)
+  const course = (await call(app, owner, 'POST', `/api/children/${child.id}/medicine-courses`, {
+    name: 'Paracetamol', doseAmount: 5, doseUnit: 'ml', minIntervalHours: 4, startDate: '2024-02-01'
+  })).json()
+  for (const givenAt of ['2024-02-01T08:00:00Z', '2024-02-01T13:00:00Z']) {
+    t.equal((await call(app, owner, 'POST', `/api/medicine-courses/${course.id}/doses`, { givenAt })).statusCode, 201)
+  }
+
+  const stats = (await call(app, admin, 'GET', '/api/admin/stats')).json()
+  const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+  const described = Object.keys(document.components.schemas.Stats.properties)
+  for (const kind of KINDS) {
+    const [{ n }] = await app.sql.unsafe(`select count(*) as n from ${kind.table}`)
+    t.equal(stats[kind.key], n, `${kind.key} counts the rows of ${kind.table}`)
+    t.ok(described.includes(kind.key), `and the document describes ${kind.key}`)
+  }
+  t.match(stats, { illnesses: 1, temperatures: 1, medicineCourses: 1, medicineDoses: 2 })
 })
 
 t.test('creating users', async t => {
@@ -629,7 +657,9 @@ t.test('the kept counts of the stats stay exact through every kind of write, and
       select (select count(*) from users)::int as users, (select count(*) from families)::int as families,
              (select count(*) from children)::int as children, (select count(*) from visits)::int as visits,
              (select count(*) from measurements)::int as measurements, (select count(*) from medical_events)::int as "medicalEvents",
-             (select count(*) from illnesses)::int as illnesses, (select count(*) from attachments)::int as attachments,
+             (select count(*) from illnesses)::int as illnesses, (select count(*) from temperatures)::int as temperatures,
+             (select count(*) from medicine_courses)::int as "medicineCourses", (select count(*) from medicine_doses)::int as "medicineDoses",
+             (select count(*) from attachments)::int as attachments,
              ((select coalesce(sum(size_bytes), 0) from attachments) + (select coalesce(sum(avatar_size_bytes), 0) from children))::int as "storageBytes"
     `
     return row

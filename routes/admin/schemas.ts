@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox'
 import { FamilyRoleSchema, Id, ListOf, Nullable, Pagination, StrictObject, Timestamp } from '../../lib/schemas'
 import { Email, FrontEndPath, Password, UserName } from '../../lib/account-schemas'
 import { Family } from '../../lib/family-schemas'
+import { KINDS } from '../../kinds'
+import { nounOf } from '../../kinds/kind'
 
 const Count = Type.Integer({ minimum: 0 })
 const UserRole = Type.Union([Type.Literal('admin'), Type.Literal('user')])
@@ -11,10 +13,8 @@ export const Stats = Type.Object({
   admins: Type.Integer({ minimum: 0, description: 'users with role admin, disabled ones included' }),
   families: Count,
   children: Count,
-  visits: Count,
-  measurements: Count,
-  medicalEvents: Count,
-  illnesses: Count,
+  // Every kind of record, under its key in an export.
+  ...Object.fromEntries(KINDS.map(kind => [kind.key, Type.Integer({ minimum: 0, description: `${nounOf({ singular: kind.plural })} of every child` })])),
   attachments: Count,
   storageBytes: Type.Integer({ minimum: 0, description: 'the sizes of stored attachments and avatars, summed' }),
   activeSessions: Type.Integer({ minimum: 0, description: 'sessions neither revoked nor expired' }),
