@@ -1,5 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { ReservedSql } from 'postgres'
+import { changeKindsCheck } from './change-kinds'
 import type { Sql } from './client'
 import { LOCKS } from './locks'
 
@@ -33,6 +35,18 @@ export async function appliedMigrations (sql: Sql): Promise<string[]> {
   return rows.map(row => row.name)
 }
 
+/** Runs `work` in a transaction of its own on the reserved connection; a failure names what failed. */
+async function inTransaction (conn: ReservedSql, what: string, work: () => Promise<void>): Promise<void> {
+  await conn.unsafe('begin')
+  try {
+    await work()
+    await conn.unsafe('commit')
+  } catch (error) {
+    await conn.unsafe('rollback').catch(() => {})
+    throw new MigrationError(what, error)
+  }
+}
+
 /**
  * Applies every migration file not yet recorded, in name order, each in its own
  * transaction together with its record. A session advisory lock makes
@@ -57,17 +71,18 @@ export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, log }: Options 
       for (const file of files) {
         if (done.has(file)) continue
         const text = await readFile(path.join(dir, file), 'utf8')
-        await conn.unsafe('begin')
-        try {
+        await inTransaction(conn, file, async () => {
           await conn.unsafe(text).simple()
           await conn`insert into migrations ${conn({ name: file })}`
-          await conn.unsafe('commit')
-        } catch (error) {
-          await conn.unsafe('rollback').catch(() => {})
-          throw new MigrationError(file, error)
-        }
+        })
         log?.info(`applied migration ${file}`)
         applied.push(file)
+      }
+      // The kinds the change log takes come from the registry, not from a migration.
+      const check = await changeKindsCheck(conn)
+      if (check !== null) {
+        await inTransaction(conn, 'the change log\'s kinds', async () => { await conn.unsafe(check).simple() })
+        log?.info('applied the change log\'s kinds')
       }
       return applied
     } finally {

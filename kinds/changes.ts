@@ -8,9 +8,18 @@ export type ChangeKind = OtherKind | RecordKindName
 /** Tables of records that belong to a child (a temperature reading through its illness too). */
 export type RecordTable = RecordKindTable | 'attachments'
 
-const names = KINDS.map(spec => spec.kind)
-/** The kinds that change. Attachments came after the first four kinds of records, and the feed's enum keeps that order. */
-export const CHANGE_KINDS: ChangeKind[] = ['family', 'member', 'child', ...names.slice(0, 4), 'attachment', ...names.slice(4)]
+/** The places of the kinds that are not a child's records in the feed's enum; each kind of record states its own. */
+const OTHER_ORDER: Record<OtherKind, number> = { family: 1, member: 2, child: 3, attachment: 8 }
+
+/**
+ * The kinds that change, in the order the kinds came to the service, which
+ * the changes feed's enum keeps for its clients: attachments came after the
+ * first four kinds of records.
+ */
+export const CHANGE_KINDS: ChangeKind[] = [
+  ...Object.entries(OTHER_ORDER).map(([kind, order]) => ({ kind: kind as ChangeKind, order })),
+  ...KINDS.map(spec => ({ kind: spec.kind, order: spec.changeOrder }))
+].sort((a, b) => a.order - b.order).map(({ kind }) => kind)
 
 /** A row as the change log keeps it (the table's columns) in the shape the kind's GET answers. */
 export function present (kind: ChangeKind, row: Row): Row {

@@ -58,6 +58,7 @@ const columns = columnsOf(Illness, ['status'])
 export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
   kind: 'illness',
   key: 'illnesses',
+  changeOrder: 7,
   table: 'illnesses',
   path: 'illnesses',
   singular: 'Illness',

@@ -65,6 +65,12 @@ export interface RecordKind<Kind extends string = string, Key extends string = s
   kind: Kind
   /** The kind's list in an export or an archive: `measurements`. */
   key: Key
+  /**
+   * The kind's place in the changes feed's enum of kinds (kinds/changes.ts),
+   * which clients read by position: the order the kinds came to the service.
+   * A new kind takes the next number.
+   */
+  changeOrder: number
   table: Table
   /** The answer's schema, named by its `$id`. */
   schema: TObject

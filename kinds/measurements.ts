@@ -50,6 +50,7 @@ const columns = columnsOf(Measurement)
 export const measurementKind: RecordKind<'measurement', 'measurements', 'measurements'> = {
   kind: 'measurement',
   key: 'measurements',
+  changeOrder: 4,
   table: 'measurements',
   path: 'measurements',
   singular: 'Measurement',

@@ -88,6 +88,7 @@ const columns = columnsOf(MedicalEvent)
 export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medical_events'> = {
   kind: 'medicalEvent',
   key: 'medicalEvents',
+  changeOrder: 6,
   table: 'medical_events',
   path: 'medical-events',
   singular: 'MedicalEvent',

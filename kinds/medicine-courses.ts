@@ -63,6 +63,7 @@ const STAGED_DOSES = `array(
 export const medicineCourseKind: RecordKind<'medicineCourse', 'medicineCourses', 'medicine_courses'> = {
   kind: 'medicineCourse',
   key: 'medicineCourses',
+  changeOrder: 10,
   table: 'medicine_courses',
   path: 'medicine-courses',
   singular: 'MedicineCourse',

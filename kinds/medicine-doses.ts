@@ -55,6 +55,7 @@ const DOSES_BEFORE = `array(
 export const medicineDoseKind: RecordKind<'medicineDose', 'medicineDoses', 'medicine_doses'> = {
   kind: 'medicineDose',
   key: 'medicineDoses',
+  changeOrder: 11,
   table: 'medicine_doses',
   schema: MedicineDose,
   path: 'medicine-doses',

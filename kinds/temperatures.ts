@@ -48,6 +48,7 @@ const SCOPE = 'Within the family scope of the illness\'s child: any member reads
 export const temperatureKind: RecordKind<'temperature', 'temperatures', 'temperatures'> = {
   kind: 'temperature',
   key: 'temperatures',
+  changeOrder: 9,
   table: 'temperatures',
   schema: Temperature,
   path: 'temperatures',

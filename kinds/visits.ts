@@ -61,6 +61,7 @@ const columns = columnsOf(Visit)
 export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   kind: 'visit',
   key: 'visits',
+  changeOrder: 5,
   table: 'visits',
   path: 'visits',
   singular: 'Visit',

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { createSql } from '../db/client'
+import { changeKindsCheck } from '../db/change-kinds'
 import { migrate, migrationFiles, MigrationError } from '../db/migrate'
+import { CHANGE_KINDS } from '../kinds/changes'
 import { testDatabase } from './helper'
 
 function migrationsDir (t: Test, files: Record<string, string>): string {
@@ -95,4 +97,27 @@ t.test('a file with a bad name is refused before anything runs', async t => {
   const dir = migrationsDir(t, { 'add-things.sql': 'create table x (id int);' })
   await t.rejects(migrate(sql, { dir }), /Migration add-things\.sql failed: the name must be YYYYMMDD-HHMMSS-description\.sql/)
   t.same(await tables(sql), [])
+})
+
+t.test('the change log takes every kind the registry names and refuses any other, as migrate makes its check', async t => {
+  const { sql } = await testDatabase(t)
+  const [family] = await sql`insert into families (name) values ('Checked') returning id`
+  const change = (kind: string) => sql`insert into changes (family_id, kind, record_id, op, version) values (${family.id}, ${kind}, 1, 'created', 1)`
+  for (const kind of CHANGE_KINDS) await t.resolves(change(kind), `${kind} is taken`)
+  await t.rejects(change('rash'), /changes_kind_check/, 'a kind the registry does not name is refused')
+  t.same(await migrate(sql), [], 'migrate again finds nothing to do')
+
+  // A registry with one kind more: the check follows it, once.
+  const conn = await sql.reserve()
+  t.teardown(() => conn.release())
+  const more = [...CHANGE_KINDS, 'rash']
+  const statements = await changeKindsCheck(conn, more)
+  t.ok(statements, 'a kind more makes the check again')
+  await conn.unsafe(statements ?? '').simple()
+  await t.resolves(change('rash'), 'and the new kind is taken')
+  t.equal(await changeKindsCheck(conn, more), null, 'then it is as the registry says')
+  await sql`delete from changes where kind = 'rash'`
+  await migrate(sql)
+  await t.rejects(change('rash'), /changes_kind_check/, 'migrate puts back the registry\'s kinds')
+  await t.rejects(changeKindsCheck(conn, ["x'); drop table users; --"]), /Not a kind's name/, 'a name is only letters')
 })
