@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { illnessMapping } from '../lib/fhir'
+import { illnessMapping, IPS_PARTS, ofTypes, type Resource } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
@@ -52,6 +52,9 @@ export function withIllnessStatus<T extends Record<string, unknown>> (row: T): T
   }
 }
 
+/** An illness's Condition while it goes on. */
+const active = (resource: Resource): boolean => resource.resourceType === 'Condition' && resource.clinicalStatus.coding?.[0]?.code === 'active'
+
 // The status is derived, not stored.
 const columns = columnsOf(Illness, ['status'])
 
@@ -64,6 +67,15 @@ export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
   singular: 'Illness',
   plural: 'Illnesses',
   fhir: illnessMapping,
+  summary: {
+    shared: { illnesses: true },
+    parts: [
+      // An illness that goes on is a problem, one that ended a past illness.
+      { ...IPS_PARTS.problems, holds: active },
+      { ...IPS_PARTS.pastIllness, holds: resource => resource.resourceType === 'Condition' && !active(resource) },
+      { ...IPS_PARTS.vitalSigns, holds: ofTypes('Observation') }
+    ]
+  },
   filters: { status: { values: ['current', 'finished'], column: 'end_date', isNull: { current: true, finished: false } } },
   schema: Illness,
   fields: IllnessFields,

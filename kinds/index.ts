@@ -6,6 +6,8 @@ import { medicineDoseKind } from './medicine-doses'
 import { temperatureKind } from './temperatures'
 import { visitKind } from './visits'
 
+import type { SummaryPart } from '../lib/fhir'
+
 export type { RecordKind } from './kind'
 
 /** The kinds of a child's records, in the order of the export. */
@@ -20,6 +22,19 @@ export const KINDS = [
   // After the courses they belong to.
   medicineDoseKind
 ] as const
+
+/**
+ * The kinds in the order of a child's FHIR bundle: those other records link
+ * to first (the visits, whose Encounters the others point to), then the
+ * others in the registry's order, where a kind comes after its parent.
+ */
+export const BUNDLE_KINDS: readonly RegisteredKind[] = [
+  ...KINDS.filter(kind => kind.linkedAs !== undefined),
+  ...KINDS.filter(kind => kind.linkedAs === undefined)
+]
+
+/** The sections of a shared summary the kinds fill, as each names them. */
+export const SUMMARY_PARTS: readonly SummaryPart[] = KINDS.flatMap(kind => kind.summary.parts)
 
 /** A kind of record as the change log names it: `measurement`. */
 export type RecordKindName = typeof KINDS[number]['kind']

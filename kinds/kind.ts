@@ -1,5 +1,5 @@
 import type { TObject, TProperties, TSchema } from '@sinclair/typebox'
-import type { FhirMapping } from '../lib/fhir'
+import type { FhirMapping, SummaryPart, SummarySection } from '../lib/fhir'
 import type { RuleSpec } from './rules'
 
 type Values = Record<string, unknown>
@@ -122,8 +122,20 @@ export interface RecordKind<Kind extends string = string, Key extends string = s
    * highest reading, from its readings staged beside it).
    */
   archiveDerived?: Record<string, string>
-  /** How its records become FHIR resources in a child's bundle, and where. */
+  /** How its records become FHIR resources in a child's bundle. */
   fhir: FhirMapping
+  /** What a shared summary (an International Patient Summary) makes of its records. */
+  summary: KindSummary
+}
+
+/**
+ * Where a kind's records go in a shared summary: the sections of a share
+ * that hold them (all of them, or the rows a test keeps: a medical event by
+ * its type), and the IPS sections its resources go in.
+ */
+export interface KindSummary {
+  shared: Partial<Record<SummarySection, true | ((row: Values) => boolean)>>
+  parts: SummaryPart[]
 }
 
 /** A kind's name in a sentence: `medical event`, `temperature reading`. */

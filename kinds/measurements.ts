@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { measurementMapping } from '../lib/fhir'
+import { IPS_PARTS, measurementMapping, ofTypes } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { Issue } from './rules'
@@ -56,6 +56,10 @@ export const measurementKind: RecordKind<'measurement', 'measurements', 'measure
   singular: 'Measurement',
   plural: 'Measurements',
   fhir: measurementMapping,
+  summary: {
+    shared: { growth: true },
+    parts: [{ ...IPS_PARTS.vitalSigns, holds: ofTypes('Observation') }]
+  },
   schema: Measurement,
   fields: MeasurementFields,
   columns,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { medicalEventMapping } from '../lib/fhir'
+import { IPS_PARTS, medicalEventMapping, ofTypes } from '../lib/fhir'
 import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
 import { scheduleById } from '../io/schedules'
 import { columnsOf, storedPresenter } from './columns'
@@ -94,6 +94,18 @@ export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medi
   singular: 'MedicalEvent',
   plural: 'MedicalEvents',
   fhir: medicalEventMapping,
+  summary: {
+    shared: {
+      immunizations: row => row.type === 'vaccine',
+      medications: row => row.type === 'medication',
+      visits: row => row.type === 'procedure'
+    },
+    parts: [
+      { ...IPS_PARTS.immunizations, holds: ofTypes('Immunization') },
+      { ...IPS_PARTS.medications, holds: ofTypes('MedicationStatement') },
+      { ...IPS_PARTS.procedures, holds: ofTypes('Procedure') }
+    ]
+  },
   filters: { type: { values: ['vaccine', 'procedure', 'medication'], column: 'type' } },
   schema: MedicalEvent,
   fields: MedicalEventFields,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DOSE_UNITS, medicineCourseMapping } from '../lib/fhir'
+import { DOSE_UNITS, IPS_PARTS, medicineCourseMapping, ofTypes } from '../lib/fhir'
 import { DATE_PATTERN, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
@@ -69,6 +69,10 @@ export const medicineCourseKind: RecordKind<'medicineCourse', 'medicineCourses',
   singular: 'MedicineCourse',
   plural: 'MedicineCourses',
   fhir: medicineCourseMapping,
+  summary: {
+    shared: { medications: true },
+    parts: [{ ...IPS_PARTS.medications, holds: ofTypes('MedicationStatement') }]
+  },
   descriptions: {
     list: 'Newest first (by startDate) by default. from and to are inclusive bounds on startDate.',
     create: `${RULE} The course answers nextDoseAllowedAt, null until its first dose (POST /api/medicine-courses/{courseId}/doses).`,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { medicineDoseMapping } from '../lib/fhir'
+import { IPS_PARTS, medicineDoseMapping, ofTypes } from '../lib/fhir'
 import { Id, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
@@ -63,6 +63,10 @@ export const medicineDoseKind: RecordKind<'medicineDose', 'medicineDoses', 'medi
   plural: 'MedicineDoses',
   noun: 'medicine dose',
   fhir: medicineDoseMapping,
+  summary: {
+    shared: { medications: true },
+    parts: [{ ...IPS_PARTS.medications, holds: ofTypes('MedicationAdministration') }]
+  },
   // A dose is listed and created under its course, as /api/medicine-courses/{courseId}/doses.
   parent: { kind: medicineCourseKind, param: 'courseId', column: 'course_id', segment: 'doses' },
   descriptions: {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { temperatureMapping } from '../lib/fhir'
+import { IPS_PARTS, ofTypes, temperatureMapping } from '../lib/fhir'
 import { FreeText, Id, Nullable, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import { illnessKind, TemperatureC } from './illnesses'
@@ -56,6 +56,10 @@ export const temperatureKind: RecordKind<'temperature', 'temperatures', 'tempera
   plural: 'Temperatures',
   noun: 'temperature reading',
   fhir: temperatureMapping,
+  summary: {
+    shared: { illnesses: true },
+    parts: [{ ...IPS_PARTS.vitalSigns, holds: ofTypes('Observation') }]
+  },
   // A reading is listed and created under its illness.
   parent: { kind: illnessKind, param: 'illnessId', column: 'illness_id' },
   descriptions: {

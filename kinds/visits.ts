@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { visitMapping } from '../lib/fhir'
+import { IPS_PARTS, ofTypes, visitMapping } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Name, Nullable, StrictObject, Timestamp, Version } from '../lib/schemas'
 import { columnsOf, storedPresenter } from './columns'
 import type { RecordKind } from './kind'
@@ -67,6 +67,10 @@ export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   singular: 'Visit',
   plural: 'Visits',
   fhir: visitMapping,
+  summary: {
+    shared: { visits: true },
+    parts: [{ ...IPS_PARTS.encounters, holds: ofTypes('Encounter') }]
+  },
   filters: { type: { values: VISIT_TYPES, column: 'type' } },
   createFields: VisitCreateFields,
   createSchema: CreatedVisit,

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { KINDS } from '../kinds'
+import { SUMMARY_SECTIONS } from '../lib/fhir'
+import { BUNDLE_KINDS, KINDS, SUMMARY_PARTS } from '../kinds'
 import { CHANGE_KINDS } from '../kinds/changes'
 
 t.test('the changes feed keeps its enum of kinds in the order clients know, new kinds after', async t => {
@@ -10,4 +11,25 @@ t.test('the changes feed keeps its enum of kinds in the order clients know, new 
   const orders = KINDS.map(kind => kind.changeOrder)
   t.equal(new Set(orders).size, orders.length, 'no two kinds of records share a place')
   t.ok(KINDS.every(kind => CHANGE_KINDS.includes(kind.kind)), 'every kind of record changes')
+})
+
+t.test('a child\'s bundle has each kind after the records it points to', async t => {
+  const order: string[] = BUNDLE_KINDS.map(kind => kind.kind)
+  t.same([...order].sort(), KINDS.map(kind => kind.kind).sort(), 'every kind once')
+  for (const kind of BUNDLE_KINDS) {
+    const at = order.indexOf(kind.kind)
+    if (kind.parent !== undefined) t.ok(order.indexOf(kind.parent.kind.kind) < at, `${kind.kind} after its parent`)
+    for (const linked of KINDS.filter(other => other.linkedAs !== undefined && other !== kind)) {
+      if (linked.linkedAs !== undefined && linked.linkedAs in kind.fields) t.ok(order.indexOf(linked.kind) < at, `${kind.kind} after the ${linked.kind}s it links to`)
+    }
+  }
+})
+
+t.test('every kind says where a shared summary puts its records', async t => {
+  for (const kind of KINDS) {
+    t.ok(Object.keys(kind.summary.shared).length > 0, `a share's section holds ${kind.key}`)
+    t.ok(Object.keys(kind.summary.shared).every(section => (SUMMARY_SECTIONS as readonly string[]).includes(section)), 'among the sections a share names')
+    t.ok(kind.summary.parts.length > 0, `${kind.key} go in an IPS section`)
+  }
+  t.same(SUMMARY_PARTS, KINDS.flatMap(kind => kind.summary.parts), 'the summary reads them from the registry')
 })

@@ -12,7 +12,7 @@ import type { Db, Tx } from '../../db/client'
 import { findChild } from '../../sql/children'
 import { attachmentBatches, attachmentTargets, growthBatches, recordBatches, type Snapshot } from '../../sql/export'
 import { orderBy } from '../../sql/list'
-import { KINDS, recordKinds, type RecordKey, type RecordKind } from '../../kinds'
+import { BUNDLE_KINDS, recordKinds, type RecordKey, type RecordKind } from '../../kinds'
 
 /** What every export document starts with. */
 export interface ExportHead {
@@ -82,7 +82,7 @@ export type ChildRecords = { child: FhirChild, attachments: Attachment[] } & Par
  * scores (those of the growth route's point) has its percentiles too.
  */
 export function childBundle (records: ChildRecords, options: BundleOptions): Bundle {
-  const kinds = KINDS.map(kind => ({ mapping: kind.fhir, rows: records[kind.key] ?? [] }))
+  const kinds = BUNDLE_KINDS.map(kind => ({ mapping: kind.fhir, rows: records[kind.key] ?? [] }))
   return bundleOf(records.child, kinds, records.attachments, options)
 }
 
@@ -96,7 +96,7 @@ export async function writeChildBundle (out: Output, tx: Tx, child: ApiChild, ti
   const scored = (rows: AsyncIterable<Record<string, unknown>[]>) => (async function * () {
     for await (const batch of rows) yield batch.map(score)
   })()
-  const kinds = KINDS.map(kind => ({
+  const kinds = BUNDLE_KINDS.map(kind => ({
     mapping: kind.fhir,
     rows: () => kind.key === 'measurements' ? scored(records(tx, kind, child.id)) : records(tx, kind, child.id)
   }))

@@ -3,27 +3,16 @@ import path from 'node:path'
 import type { Tx } from '../../db/client'
 import { errors, invalidRequest } from '../../lib/errors'
 import { bundleOf, patientSummary, type Attachment, type Bundle, type SummarySection } from '../../lib/fhir'
-import { KINDS, type RecordKey } from '../../kinds'
+import { BUNDLE_KINDS, KINDS, SUMMARY_PARTS, type RecordKey, type RegisteredKind } from '../../kinds'
 import { exportSnapshot } from '../../sql/export'
 import { attachments, readChild, records, scorer, type ApiChild, type GrowthCharts } from '../export/child-records'
 
-/** The kinds of records each section of a summary holds, a medical event by its type. */
-const SECTION_KINDS: Record<SummarySection, Array<{ key: RecordKey, type?: string }>> = {
-  growth: [{ key: 'measurements' }],
-  immunizations: [{ key: 'medicalEvents', type: 'vaccine' }],
-  illnesses: [{ key: 'illnesses' }, { key: 'temperatures' }],
-  medications: [{ key: 'medicalEvents', type: 'medication' }, { key: 'medicineCourses' }, { key: 'medicineDoses' }],
-  visits: [{ key: 'visits' }, { key: 'medicalEvents', type: 'procedure' }],
-  attachments: []
-}
-
-/** Which rows of a kind the sections hold: all, some types of medical event, or none. */
-function keeps (sections: readonly SummarySection[], key: RecordKey): ((row: Record<string, unknown>) => boolean) | null {
-  const wanted = sections.flatMap(section => SECTION_KINDS[section]).filter(kind => kind.key === key)
+/** Which rows of a kind the sections hold, as the kind says (all, those of some types of medical event), or none. */
+function keeps (sections: readonly SummarySection[], kind: RegisteredKind): ((row: Record<string, unknown>) => boolean) | null {
+  const wanted = sections.flatMap(section => kind.summary.shared[section] ?? [])
   if (wanted.length === 0) return null
-  if (wanted.some(kind => kind.type === undefined)) return () => true
-  const types = new Set(wanted.map(kind => kind.type))
-  return row => types.has(row.type as string)
+  if (wanted.includes(true)) return () => true
+  return row => wanted.some(test => test !== true && test(row))
 }
 
 /** A child's records that a summary holds, read in one snapshot. */
@@ -46,7 +35,7 @@ export async function readSummaryRecords (tx: Tx, childId: number, sections: rea
   const score = scorer(charts, child)
   const kinds: SummaryRecords['kinds'] = []
   for (const kind of KINDS) {
-    const keep = keeps(sections, kind.key)
+    const keep = keeps(sections, kind)
     if (keep === null) continue
     const rows: object[] = []
     for await (const batch of records(tx, kind, childId)) {
@@ -105,7 +94,7 @@ export function summaryBundle (records: SummaryRecords, options: SummaryOptions)
     ? records.child
     : { ...records.child, gestationalAgeAtBirthWeeks: null, gestationalAgeAtBirthDays: null }
   const byKey = new Map(records.kinds.map(kind => [kind.key, kind.rows]))
-  const kinds = KINDS.map(kind => ({ mapping: kind.fhir, rows: byKey.get(kind.key) ?? [] }))
+  const kinds = BUNDLE_KINDS.map(kind => ({ mapping: kind.fhir, rows: byKey.get(kind.key) ?? [] }))
   const collection = bundleOf(child, kinds, records.attachments, { timestamp: records.takenAt })
-  return patientSummary(collection, { ...options, timestamp: records.takenAt })
+  return patientSummary(collection, { ...options, timestamp: records.takenAt, parts: SUMMARY_PARTS })
 }

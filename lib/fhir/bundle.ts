@@ -32,12 +32,11 @@ export interface BundleContext {
 }
 
 /**
- * How one kind of a child's records becomes FHIR resources, and where in the
- * bundle: the visits' Encounters come first, since the other records point
- * to them, and each kind after the records its resources point to.
+ * How one kind of a child's records becomes FHIR resources. The kinds come
+ * to the bundle in the order their caller gives: each after the records its
+ * resources point to (the visits' Encounters first).
  */
 export interface FhirMapping<Row = object> {
-  order: number
   resources (rows: Row[], bundle: BundleContext): Resource[]
 }
 
@@ -46,12 +45,10 @@ export interface KindRecords<Rows> { mapping: FhirMapping, rows: Rows }
 
 const entries = (resources: Resource[]): BundleEntry[] => resources.map(entry)
 
-const byOrder = <T extends { mapping: FhirMapping }>(kinds: T[]): T[] => [...kinds].sort((a, b) => a.mapping.order - b.mapping.order)
-
 /**
  * Makes a child's resources kind after kind, in bundle order: the Patient
- * (with its gestational age at birth), each kind's resources by the order of
- * its mapping, and the attachments last. It keeps only what later kinds point
+ * (with its gestational age at birth), each kind's resources in the order
+ * given, and the attachments last. It keeps only what later kinds point
  * to (the visits' ids, the references of the records that attachments name,
  * and what a kind keeps for a later one), so a bundle can be written batch
  * by batch without holding the child's records.
@@ -120,7 +117,7 @@ export function bundleOf (child: FhirChild, kinds: Array<KindRecords<object[]>>,
     ...bundleHead(options),
     entry: [
       ...builder.start(),
-      ...byOrder(kinds).flatMap(({ mapping, rows }) => builder.records(mapping, rows)),
+      ...kinds.flatMap(({ mapping, rows }) => builder.records(mapping, rows)),
       ...builder.documents(attachments)
     ]
   }
@@ -143,7 +140,7 @@ export function streamedBundle (
     head: bundleHead(options),
     entries: (async function * () {
       yield builder.start()
-      for (const { mapping, rows } of byOrder(kinds)) {
+      for (const { mapping, rows } of kinds) {
         for await (const batch of rows()) yield builder.records(mapping, batch)
       }
       for await (const batch of attachments()) yield builder.documents(batch)

@@ -23,7 +23,6 @@ export function visitEncounter (visit: Visit, subject: Reference): Encounter {
 
 /** The visits first: the other records point to their Encounters. */
 export const visitMapping: FhirMapping<Visit> = {
-  order: 1,
   resources (visits, bundle) {
     for (const visit of visits) bundle.addVisit(visit.id)
     return visits.map(visit => visitEncounter(visit, bundle.links.subject))

@@ -20,13 +20,12 @@ export function uuidV5 (namespace: string, name: string): string {
   return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join('-')
 }
 
-export type RecordKind = 'child' | 'visit' | 'measurement' | 'illness' | 'temperature' | 'medical-event' | 'medicine-course' | 'medicine-dose' | 'attachment'
-
 /**
- * The UUID of the resource made from a record: from its kind, its id and,
- * for records that give several resources, the part (`measurement/7/bmi`).
+ * The UUID of the resource made from a record: from its kind (as its mapping
+ * names it: `medical-event`), its id and, for records that give several
+ * resources, the part (`measurement/7/bmi`).
  */
-export function resourceId (kind: RecordKind, id: number, part?: string): string {
+export function resourceId (kind: string, id: number, part?: string): string {
   const name = part === undefined ? `${kind}/${id}` : `${kind}/${id}/${part}`
   return uuidV5(EXPORT_NAMESPACE, name)
 }

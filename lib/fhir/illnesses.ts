@@ -49,7 +49,6 @@ export function illnessCondition (illness: Illness, links: Links, temperature: O
 
 /** Each illness a Condition, with the temperature noted with it when it has no readings. */
 export const illnessMapping: FhirMapping<Illness> = {
-  order: 3,
   resources: (illnesses, bundle) => illnesses.flatMap(illness => {
     const temperature = illnessTemperature(illness, bundle.links)
     const condition = illnessCondition(illness, bundle.links, temperature)

@@ -50,7 +50,6 @@ export function measurementObservations (measurement: Measurement, links: Links)
 
 /** Each measurement's values, then its growth percentiles when it comes with its scores. */
 export const measurementMapping: FhirMapping<Measurement> = {
-  order: 2,
   resources: (measurements, bundle) => measurements.flatMap(measurement => {
     const observations = measurementObservations(measurement, bundle.links)
     bundle.relate('measurements', measurement.id, observations)

@@ -56,6 +56,5 @@ export function medicalEventResource (event: MedicalEvent, links: Links): Immuni
 }
 
 export const medicalEventMapping: FhirMapping<MedicalEvent> = {
-  order: 5,
   resources: (events, bundle) => events.map(event => medicalEventResource(event, bundle.links))
 }

@@ -108,7 +108,6 @@ export function doseAdministration (dose: MedicineDose, course: KeptCourse | und
 
 /** After the medical events: each course a MedicationStatement, kept for its doses. */
 export const medicineCourseMapping: FhirMapping<MedicineCourse> = {
-  order: 6,
   resources: (courses, bundle) => courses.map(course => {
     bundle.keep('medicine-course', course.id, { name: course.name, doseAmount: course.doseAmount, doseUnit: course.doseUnit })
     return courseStatement(course, bundle.links)
@@ -117,6 +116,5 @@ export const medicineCourseMapping: FhirMapping<MedicineCourse> = {
 
 /** After the courses they belong to. */
 export const medicineDoseMapping: FhirMapping<MedicineDose> = {
-  order: 7,
   resources: (doses, bundle) => doses.map(dose => doseAdministration(dose, bundle.kept<KeptCourse>('medicine-course', dose.courseId), bundle.links))
 }

@@ -26,6 +26,5 @@ export function temperatureObservation (reading: Temperature, links: Links): Obs
 
 /** After the illnesses, whose Conditions the readings are about. */
 export const temperatureMapping: FhirMapping<Temperature> = {
-  order: 4,
   resources: (readings, bundle) => readings.map(reading => temperatureObservation(reading, bundle.links))
 }
