@@ -72,6 +72,18 @@ export interface Condition extends Base {
   note?: Annotation[]
 }
 
+export interface AllergyIntolerance extends Base {
+  resourceType: 'AllergyIntolerance'
+  clinicalStatus: CodeableConcept
+  category?: Array<'food' | 'medication' | 'environment' | 'biologic'>
+  criticality?: 'low' | 'high' | 'unable-to-assess'
+  code: CodeableConcept
+  patient: Reference
+  recordedDate?: string
+  reaction?: Array<{ manifestation: CodeableConcept[], severity?: 'mild' | 'moderate' | 'severe' }>
+  note?: Annotation[]
+}
+
 export interface Encounter extends Base {
   resourceType: 'Encounter'
   status: 'finished'
@@ -181,6 +193,7 @@ export type Resource =
   | Patient
   | Observation
   | Condition
+  | AllergyIntolerance
   | Encounter
   | Immunization
   | Procedure
