@@ -23,7 +23,7 @@ export interface SummaryPart {
   /** One line of the part's narrative for a resource, when `describe` below does not say it. */
   describe?: (resource: Resource) => string | undefined
   /** What the part holds when it shows with nothing: a resource saying none is known. Without it, an empty reason says so. */
-  none?: (subject: Reference, id: string) => Resource
+  none?: (subject: Reference, id: string, timestamp: string) => Resource
 }
 
 /** A part's test of the resources it holds: those of the types given. */
@@ -162,7 +162,7 @@ export function patientSummary (collection: Bundle, options: SummaryOptions): Bu
     let entries = byPart.get(part) ?? []
     if (entries.length === 0 && (part.shownFor === undefined || !options.sections.includes(part.shownFor))) return []
     if (entries.length === 0 && part.none !== undefined) {
-      entries = [entry(part.none(referenceTo(patient.resource), uuidV5(EXPORT_NAMESPACE, `summary/${options.id}/${codeOf(part)}`)))]
+      entries = [entry(part.none(referenceTo(patient.resource), uuidV5(EXPORT_NAMESPACE, `summary/${options.id}/${codeOf(part)}`), options.timestamp))]
       stated.push(...entries)
     }
     return [{
