@@ -1,3 +1,4 @@
+import { allergyKind } from './allergies'
 import { illnessKind } from './illnesses'
 import { measurementKind } from './measurements'
 import { medicalEventKind } from './medical-events'
@@ -20,7 +21,8 @@ export const KINDS = [
   temperatureKind,
   medicineCourseKind,
   // After the courses they belong to.
-  medicineDoseKind
+  medicineDoseKind,
+  allergyKind
 ] as const
 
 /**

@@ -113,7 +113,7 @@ t.test('a child\'s JSON export equals what the child\'s routes answer', async t 
   t.equal(DISPOSITION.exec(disposition)?.[1], `zoe-odegard-${today}.json`, 'an ASCII file name from the child\'s name and the date')
   t.ok(disposition.endsWith(`; filename*=UTF-8''Zo%C3%AB-%C3%98deg%C3%A5rd-${today}.json`), 'and the name as written')
   const document = res.json()
-  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'temperatures', 'medicineCourses', 'medicineDoses', 'attachments', 'growth', 'growthUnavailable'])
+  t.same(Object.keys(document), ['exportedAt', 'schemaVersion', 'child', 'measurements', 'visits', 'medicalEvents', 'illnesses', 'temperatures', 'medicineCourses', 'medicineDoses', 'allergies', 'attachments', 'growth', 'growthUnavailable'])
   t.equal(document.schemaVersion, await lastMigration(app), 'the schema version is the last applied migration')
   t.ok(Math.abs(Date.parse(document.exportedAt) - Date.now()) < 60000, 'exportedAt is the moment of the export')
 
@@ -260,6 +260,7 @@ t.test('a family\'s ZIP archive holds the listed files, checked by its manifest'
       (select count(*) from temperatures r join children c on c.id = r.child_id where c.family_id = ${familyId}) as temperatures,
       (select count(*) from medicine_courses m join children c on c.id = m.child_id where c.family_id = ${familyId}) as "medicineCourses",
       (select count(*) from medicine_doses d join children c on c.id = d.child_id where c.family_id = ${familyId}) as "medicineDoses",
+      (select count(*) from allergies l join children c on c.id = l.child_id where c.family_id = ${familyId}) as allergies,
       (select count(*) from attachments a join children c on c.id = a.child_id where c.family_id = ${familyId}) as attachments,
       (select count(avatar_name) from children where family_id = ${familyId}) as avatars
   `

@@ -30,7 +30,7 @@ t.test('the base schema applies on an empty database, and a second run applies n
   const applied = await migrate(sql)
   t.same(applied, files)
   t.same(await tables(sql), [
-    'attachments', 'calendar_feeds', 'changes', 'children', 'event_tickets', 'families', 'family_clocks', 'family_members', 'idempotency_keys', 'identity_links', 'illnesses',
+    'allergies', 'attachments', 'calendar_feeds', 'changes', 'children', 'event_tickets', 'families', 'family_clocks', 'family_members', 'idempotency_keys', 'identity_links', 'illnesses',
     'invites', 'measurements', 'medical_events', 'medicine_courses', 'medicine_doses', 'migrations', 'notification_channels', 'notification_settings',
     'oidc_codes', 'oidc_flows', 'refresh_tokens', 'reminder_deliveries', 'row_counts', 'sessions', 'share_accesses', 'share_file_links', 'shares', 'tallies', 'temperatures', 'user_identities', 'users', 'visits', 'webhook_deliveries', 'webhooks'
   ])

@@ -21,6 +21,7 @@ export interface Fixture {
   temperatureId: number
   medicineCourseId: number
   medicineDoseId: number
+  allergyId: number
   attachmentId: number
   inviteId: number
   shareId: number
@@ -144,6 +145,11 @@ export function sample (route: string, f: Fixture): Sample | undefined {
     'POST /api/medicine-courses/{courseId}/doses': { body: { givenAt: '2021-01-02T08:00:00Z', amount: 2.5 } },
     'PUT /api/medicine-doses/{id}': { body: { givenAt: '2021-01-02T09:00:00+01:00' } },
     'PATCH /api/medicine-doses/{id}': { body: { amount: 3 } },
+    'POST /api/children/{childId}/allergies': { body: { date: '2022-01-01', substance: 'Peanuts', category: 'food', severity: 'severe' } },
+    'POST /api/allergies': { body: { childId: f.childId, date: '2022-01-01', substance: 'Eggs' } },
+    'PUT /api/allergies/{id}': { body: { date: '2022-01-02', substance: 'Milk', status: 'resolved' } },
+    'PATCH /api/allergies/{id}': { body: { reaction: 'Hives' } },
+    'GET /api/allergies': { query: `childId=${f.childId}` },
     'POST /api/auth/logout': { body: {} },
     'POST /api/invites/accept': { body: { token: 'not-a-token' } },
     'PATCH /api/me': { body: { name: 'Same Name' } },
@@ -197,7 +203,7 @@ export function concrete (route: string, f: Fixture): string {
   const ids: Record<string, number> = {
     families: f.familyId, children: f.childId, measurements: f.measurementId, visits: f.visitId,
     'medical-events': f.medicalEventId, illnesses: f.illnessId, attachments: f.attachmentId, temperatures: f.temperatureId,
-    'medicine-courses': f.medicineCourseId, 'medicine-doses': f.medicineDoseId, shares: f.shareId
+    'medicine-courses': f.medicineCourseId, 'medicine-doses': f.medicineDoseId, allergies: f.allergyId, shares: f.shareId
   }
   return url
     .replace('{id}', String(ids[kind] ?? f.familyId))
@@ -263,6 +269,7 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
     values (${child.id}, ${marker}, 5, 'ml', 4, 3, '2021-01-01') returning id
   `
   const [dose] = await sql`insert into medicine_doses (child_id, course_id, given_at) values (${child.id}, ${course.id}, '2021-01-01T08:00:00Z') returning id`
+  const [allergy] = await sql`insert into allergies (child_id, date, substance, notes) values (${child.id}, '2021-01-01', ${marker}, ${marker}) returning id`
   const stored = randomBytes(16).toString('hex') + '.png'
   mkdirSync(app.config.uploadDir, { recursive: true })
   writeFileSync(path.join(app.config.uploadDir, stored), await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).png().toBuffer())
@@ -294,7 +301,7 @@ export async function fixture (app: App, users: Record<'owner' | 'member' | 'vie
   `
   return {
     familyId: family.id, childId: child.id, measurementId: measurement.id, visitId: visit.id, medicalEventId: event.id,
-    illnessId: illness.id, temperatureId: temperature.id, medicineCourseId: course.id, medicineDoseId: dose.id, attachmentId: attachment.id, inviteId: invite.id, shareId: share.id, shareToken, webhookId: webhook.id, tokenId: token.id, extraUserId: extra, outsiderUserId: outsider, identityId: identity.id, marker
+    illnessId: illness.id, temperatureId: temperature.id, medicineCourseId: course.id, medicineDoseId: dose.id, allergyId: allergy.id, attachmentId: attachment.id, inviteId: invite.id, shareId: share.id, shareToken, webhookId: webhook.id, tokenId: token.id, extraUserId: extra, outsiderUserId: outsider, identityId: identity.id, marker
   }
 }
 

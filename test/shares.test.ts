@@ -62,7 +62,7 @@ t.test('a viewer with nothing but the link reads the child\'s whole summary, as 
   t.match(composition, { status: 'final', type: { coding: [{ system: 'http://loinc.org', code: '60591-5' }] }, title: 'Noor for Riverside Pediatrics', author: [{ display: owner.user.name }] })
   t.equal(composition.subject.reference, second.fullUrl)
   t.same(composition.section.map((s: Json) => s.code.coding?.[0]?.code ?? s.code.text).sort(),
-    ['10160-0', '11348-0', '11369-6', '11450-4', '46240-8', '47519-4', '8716-3', 'Attached documents'].sort(), 'the IPS sections the records fill')
+    ['10160-0', '48765-2', '11348-0', '11369-6', '11450-4', '46240-8', '47519-4', '8716-3', 'Attached documents'].sort(), 'the IPS sections the records fill')
   const urls = new Set(bundle.entry.map((e: Json) => e.fullUrl))
   const listed = composition.section.flatMap((s: Json) => (s.entry ?? []).map((r: Json) => r.reference))
   t.ok(listed.every((ref: string) => urls.has(ref)), 'every section entry is in the bundle')
