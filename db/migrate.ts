@@ -7,6 +7,8 @@ import { LOCKS } from './locks'
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations')
 
+/** The SQL functions as they are today, one file a function, applied after the migrations. */
+export const FUNCTIONS_DIR = path.join(__dirname, 'functions')
 
 const FILE_NAME = /^\d{8}-\d{6}-[a-z0-9-]+\.sql$/
 
@@ -19,6 +21,8 @@ export class MigrationError extends Error {
 
 interface Options {
   dir?: string
+  /** The folder of today's functions; by default db/functions with the shipped migrations, none with another folder of them. */
+  functions?: string | null
   log?: { info: (msg: string) => void }
 }
 
@@ -28,6 +32,11 @@ export async function migrationFiles (dir = MIGRATIONS_DIR): Promise<string[]> {
     if (!FILE_NAME.test(name)) throw new MigrationError(name, new Error('the name must be YYYYMMDD-HHMMSS-description.sql'))
   }
   return names.sort()
+}
+
+/** The files of today's functions, by name. */
+export async function functionFiles (dir = FUNCTIONS_DIR): Promise<string[]> {
+  return (await readdir(dir)).filter(name => name.endsWith('.sql')).sort()
 }
 
 export async function appliedMigrations (sql: Sql): Promise<string[]> {
@@ -49,11 +58,13 @@ async function inTransaction (conn: ReservedSql, what: string, work: () => Promi
 
 /**
  * Applies every migration file not yet recorded, in name order, each in its own
- * transaction together with its record. A session advisory lock makes
- * instances that start together wait for each other, so each file runs once.
- * Returns the names applied.
+ * transaction together with its record, then every function file, all in one
+ * transaction: a database migrated from any earlier version ends with the
+ * functions a new one has. A session advisory lock makes instances that start
+ * together wait for each other, so each file runs once. Returns the names of
+ * the migrations applied.
  */
-export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, log }: Options = {}): Promise<string[]> {
+export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, functions = dir === MIGRATIONS_DIR ? FUNCTIONS_DIR : null, log }: Options = {}): Promise<string[]> {
   const files = await migrationFiles(dir)
   const conn = await sql.reserve()
   try {
@@ -78,6 +89,7 @@ export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, log }: Options 
         log?.info(`applied migration ${file}`)
         applied.push(file)
       }
+      if (functions !== null) await applyFunctions(conn, functions)
       // The kinds the change log takes come from the registry, not from a migration.
       const check = await changeKindsCheck(conn)
       if (check !== null) {
@@ -90,5 +102,23 @@ export async function migrate (sql: Sql, { dir = MIGRATIONS_DIR, log }: Options 
     }
   } finally {
     conn.release()
+  }
+}
+
+/** Applies every function file (each a `create or replace`) in one transaction; a failing one leaves them all as they were. */
+async function applyFunctions (conn: Sql, dir: string): Promise<void> {
+  const names = await functionFiles(dir)
+  const texts = await Promise.all(names.map(async name => await readFile(path.join(dir, name), 'utf8')))
+  await conn.unsafe('begin')
+  let name = ''
+  try {
+    for (const [index, text] of texts.entries()) {
+      name = names[index]
+      await conn.unsafe(text).simple()
+    }
+    await conn.unsafe('commit')
+  } catch (error) {
+    await conn.unsafe('rollback').catch(() => {})
+    throw new MigrationError(`functions/${name}`, error)
   }
 }

@@ -1,5 +1,6 @@
 // Puts beside the compiled code what the built service reads at run time: the
-// migrations (db/migrate.js finds them at ../migrations), CDC's growth charts
+// migrations (db/migrate.js finds them at ../migrations) and today's SQL
+// functions (at ./functions), CDC's growth charts
 // (io/growth-cdc.js finds them at ../growth/cdc), the vaccine schedules
 // (io/schedules.js finds them at ../schedules) and a package.json that
 // gives the version and keeps dist/ a CommonJS package.
@@ -12,6 +13,8 @@ const { name, version } = require(path.join(root, 'package.json'))
 
 rmSync(path.join(dist, 'migrations'), { recursive: true, force: true })
 cpSync(path.join(root, 'migrations'), path.join(dist, 'migrations'), { recursive: true })
+rmSync(path.join(dist, 'db', 'functions'), { recursive: true, force: true })
+cpSync(path.join(root, 'db', 'functions'), path.join(dist, 'db', 'functions'), { recursive: true })
 rmSync(path.join(dist, 'growth', 'cdc'), { recursive: true, force: true })
 cpSync(path.join(root, 'growth', 'cdc'), path.join(dist, 'growth', 'cdc'), { recursive: true })
 rmSync(path.join(dist, 'schedules'), { recursive: true, force: true })

@@ -26,7 +26,7 @@ t.setTimeout(300000)
 
 t.test('the built dist/ runs with production dependencies only and answers health', async t => {
   await run('npm', ['run', 'build'], { cwd: ROOT })
-  for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'package.json', ...CDC_FILES, 'schedules/us-routine.json']) {
+  for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'db/functions/README.md', 'package.json', ...CDC_FILES, 'schedules/us-routine.json']) {
     t.ok(existsSync(path.join(ROOT, 'dist', file)), `npm run build made dist/${file}`)
   }
 

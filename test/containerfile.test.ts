@@ -46,6 +46,7 @@ t.test('every path it copies exists after a build, and its command is the built 
   t.ok(existsSync(path.join(image, 'dist', 'server.js')), 'dist/server.js is in the image')
   t.ok(existsSync(path.join(image, 'dist', 'cli.js')), 'and so is the command line, dist/cli.js')
   t.ok(existsSync(path.join(image, 'dist', 'migrations', '00000000-000000-base-schema.sql')), 'and the migrations beside them')
+  t.ok(existsSync(path.join(image, 'dist', 'db', 'functions', 'README.md')), 'and today\'s SQL functions, with their index')
   const cdcFiles = readFileSync(path.join(ROOT, 'growth', 'cdc', 'SHA256SUMS'), 'utf8').trim().split('\n').map(line => line.split(/\s+/)[1])
   for (const file of ['SHA256SUMS', ...cdcFiles]) t.ok(existsSync(path.join(image, 'dist', 'growth', 'cdc', file)), `and CDC's growth chart file ${file}`)
   const { stdout: tables } = await run(process.execPath, ['-e', 'console.log(Object.keys(require("./dist/io/growth-cdc").loadCdcTables()).length)'], { cwd: image })
