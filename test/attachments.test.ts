@@ -3,7 +3,7 @@ import sharp from 'sharp'
 import http from 'node:http'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
-import { bearer, build, call, familyOf, join, register, type App, type Pair } from './helper'
+import { bearer, build, call, members, register, type App, type Pair } from './helper'
 import { file as part, form, type Part } from './multipart'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -321,11 +321,7 @@ t.test('deleting a child removes the files of its attachments and avatar', async
 
 t.test('who may upload, list, read and delete', async t => {
   const { app, owner, child } = await setup(t)
-  const member = await register(app)
-  const viewer = await register(app)
-  const stranger = await register(app)
-  await join(app, owner, familyOf(owner), member, 'member')
-  await join(app, owner, familyOf(owner), viewer, 'viewer')
+  const { member, viewer, stranger } = await members(app, owner, { member: 'member', viewer: 'viewer', stranger: null })
   const strangerChild = (await call(app, stranger, 'POST', '/api/children', { name: 'Zed', dateOfBirth: '2021-01-01', sex: 'male' })).json()
   const png = await image('png')
   const own = (await upload(app, owner, child.id, [file(png)])).json()

@@ -3,7 +3,7 @@ import sharp from 'sharp'
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { IMAGE_CONCURRENCY, IMAGE_JOBS_PER_KEY, imageWork } from '../io/files/avatar'
-import { build, call, familyOf, join, register, type App, type Pair } from './helper'
+import { build, call, members, register, type App, type Pair } from './helper'
 import { exported, footprint, importArchive, rebuilt, richFamily } from './import-helpers'
 import { file as part, form, type Part } from './multipart'
 
@@ -318,11 +318,7 @@ t.test('an archive\'s avatars keep to the same budget and take the importing use
 
 t.test('who may set and remove an avatar', async t => {
   const { app, owner, child } = await setup(t)
-  const member = await register(app)
-  const viewer = await register(app)
-  const stranger = await register(app)
-  await join(app, owner, familyOf(owner), member, 'member')
-  await join(app, owner, familyOf(owner), viewer, 'viewer')
+  const { member, viewer, stranger } = await members(app, owner, { member: 'member', viewer: 'viewer', stranger: null })
   const png = await image('png')
 
   const byMember = await setAvatar(app, member, child.id, [file(png)])

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import ICAL from 'ical.js'
 import { foldLine, nextDay } from '../lib/calendar'
-import { build, call, familyOf, join, register, type App, type Pair } from './helper'
+import { build, call, familyOf, household, join, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 
@@ -179,12 +179,7 @@ t.test('a visit keeps its UID across fetches and edits, and its SEQUENCE follows
 t.test('a feed is dead once deleted, once its user leaves the family, once the account is disabled; every dead link answers the same 404', async t => {
   const app = await build(t, { env: OPEN })
   const admin = await register(app)
-  const ada = await register(app)
-  const family = familyOf(ada)
-  const vic = await register(app)
-  const mo = await register(app)
-  await join(app, ada, family, vic, 'viewer')
-  await join(app, ada, family, mo, 'member')
+  const { owner: ada, familyId: family, vic, mo } = await household(app, { vic: 'viewer', mo: 'member' })
   const day = await days(app)
   await addVisit(app, ada, await addChild(app, ada, family, 'Kim', day.birth), { date: day.recent, type: 'sick' })
 
@@ -233,10 +228,7 @@ t.test('a feed is dead once deleted, once its user leaves the family, once the a
 
 t.test('the read itself refuses a feed whose user is no longer a member or is disabled', async t => {
   const app = await build(t, { env: OPEN })
-  const ada = await register(app)
-  const family = familyOf(ada)
-  const bo = await register(app)
-  await join(app, ada, family, bo, 'member')
+  const { owner: ada, familyId: family, bo } = await household(app, { bo: 'member' })
   const left = await createFeed(app, bo, family)
   const disabled = await createFeed(app, ada, family)
   // Without the triggers that delete such feeds, the row stays: the read alone must refuse it.
@@ -254,11 +246,7 @@ t.test('the read itself refuses a feed whose user is no longer a member or is di
 
 t.test('who may make a feed, whose feed may be deleted, and what is stored and listed', async t => {
   const app = await build(t, { env: OPEN })
-  const ada = await register(app)
-  const family = familyOf(ada)
-  const vic = await register(app)
-  await join(app, ada, family, vic, 'viewer')
-  const eve = await register(app)
+  const { owner: ada, familyId: family, vic, eve } = await household(app, { vic: 'viewer', eve: null })
 
   const byViewer = await call(app, vic, 'POST', '/api/me/calendar-feeds', { familyId: family })
   t.equal(byViewer.statusCode, 201, 'a viewer may make a feed')

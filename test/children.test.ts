@@ -1,7 +1,7 @@
 import t from 'tap'
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs'
 import path from 'node:path'
-import { build, call, familyOf, join, register } from './helper'
+import { build, call, familyOf, household, register } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 
@@ -125,13 +125,7 @@ t.test('deleting a child takes its records and files with it', async t => {
 
 t.test('who may do what with children', async t => {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const member = await register(app)
-  const viewer = await register(app)
-  const stranger = await register(app)
-  const family = familyOf(owner)
-  await join(app, owner, family, member, 'member')
-  await join(app, owner, family, viewer, 'viewer')
+  const { owner, familyId: family, member, viewer, stranger } = await household(app, { member: 'member', viewer: 'viewer', stranger: null })
   const kim = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2022-03-15', sex: 'female', familyId: family })).json()
 
   const byMember = await call(app, member, 'POST', '/api/children', { name: 'Mo', dateOfBirth: '2022-03-15', sex: 'male', familyId: family })

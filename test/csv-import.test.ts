@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { bearer, build, call, familyOf, join, register, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, join, members, register, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const BIRTH = '2015-03-15'
@@ -366,11 +366,7 @@ t.test('dryRun=true answers the rows and writes nothing', async t => {
 
 t.test('who may import: the rules of a create', async t => {
   const { app, owner, child } = await setup(t)
-  const member = await register(app)
-  const viewer = await register(app)
-  const stranger = await register(app)
-  await join(app, owner, familyOf(owner), member, 'member')
-  await join(app, owner, familyOf(owner), viewer, 'viewer')
+  const { member, viewer, stranger } = await members(app, owner, { member: 'member', viewer: 'viewer', stranger: null })
   const csv = `${HEADER}\n${day(1)},50,,,\n`
   const before = await stateOf(app, child.id)
 

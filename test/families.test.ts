@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { build, call, familyOf, join, login, register, type App } from './helper'
+import { build, call, familyOf, household, join, login, register, type App } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 
@@ -116,12 +116,7 @@ t.test('roles: a viewer and a member read, only an owner manages', async t => {
 
 t.test('members: roles, removal, leaving and the last owner', async t => {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const member = await register(app)
-  const viewer = await register(app)
-  const family = familyOf(owner)
-  await join(app, owner, family, member, 'member')
-  await join(app, owner, family, viewer, 'viewer')
+  const { owner, familyId: family, member, viewer } = await household(app, { member: 'member', viewer: 'viewer' })
 
   const demoteSelf = await call(app, owner, 'PATCH', `/api/families/${family}/members/${owner.user.id}`, { role: 'member' })
   t.equal(demoteSelf.statusCode, 409)

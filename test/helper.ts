@@ -245,3 +245,23 @@ export async function authHeaders (app: App): Promise<{ authorization: string }>
   }
   return bearer((await pair).accessToken)
 }
+
+/**
+ * Users for the owner's family, registered in the order given: each joins it
+ * in its role, and one given null joins no family but its own (a stranger).
+ */
+export async function members<R extends string> (app: App, owner: Pair, roles: Record<R, string | null>): Promise<Record<R, Pair>> {
+  const users = {} as Record<R, Pair>
+  for (const name of Object.keys(roles) as R[]) users[name] = await register(app)
+  for (const name of Object.keys(roles) as R[]) {
+    const role = roles[name]
+    if (role !== null) await join(app, owner, familyOf(owner), users[name], role)
+  }
+  return users
+}
+
+/** An owner registered first, their family, and the users of `members` in it. */
+export async function household<R extends string> (app: App, roles: Record<R, string | null>): Promise<{ owner: Pair, familyId: number } & Record<R, Pair>> {
+  const owner = await register(app)
+  return { owner, familyId: familyOf(owner), ...await members(app, owner, roles) }
+}

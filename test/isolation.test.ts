@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, call, familyOf, join, register } from './helper'
+import { build, call, household } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 const KINDS: Array<[string, Record<string, unknown>]> = [
@@ -42,11 +42,7 @@ function routesFor (familyId: number, childId: number, records: Record<string, n
 
 t.test('children and records: no route leaks to another family, a viewer or no token', async t => {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const viewer = await register(app)
-  const stranger = await register(app)
-  const family = familyOf(owner)
-  await join(app, owner, family, viewer, 'viewer')
+  const { owner, familyId: family, viewer, stranger } = await household(app, { viewer: 'viewer', stranger: null })
 
   const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2022-01-01', sex: 'female', familyId: family })).json()
   const records: Record<string, number> = {}

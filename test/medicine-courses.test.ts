@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { resourceId } from '../lib/fhir'
 import { allowedMedicineDoses } from '../sql/medicine-courses'
 import { issuesOf } from './fhir-validate'
-import { bearer, build, call, changesSince, familyOf, got as get, join, made, register, tempDir, testDatabase, TEST_ENV } from './helper'
+import { bearer, build, call, changesSince, familyOf, got as get, household, made, register, tempDir, testDatabase, TEST_ENV } from './helper'
 import { importArchive, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -16,11 +16,7 @@ const COURSE = { name: 'Paracetamol 120 mg/5 ml', doseAmount: 5, doseUnit: 'ml',
 /** An owner, a viewer and a stranger; a child born 2024-01-01 with a course of 5 ml at least 4 h apart, at most 3 in 24 h. */
 async function setup (t: Test) {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const familyId = familyOf(owner)
-  const viewer = await register(app)
-  await join(app, owner, familyId, viewer, 'viewer')
-  const stranger = await register(app)
+  const { owner, familyId, viewer, stranger } = await household(app, { viewer: 'viewer', stranger: null })
   const child = await made(app, owner, '/api/children', { name: 'Kim Lee', dateOfBirth: '2024-01-01', sex: 'female' })
   const course = await made(app, owner, `/api/children/${child.id}/medicine-courses`, COURSE)
   return { app, owner, familyId, viewer, stranger, child, course, doses: `/api/medicine-courses/${course.id}/doses` }

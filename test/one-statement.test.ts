@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { IsoDate } from '../lib/schemas'
 import { measurementKind } from '../kinds/measurements'
 import { createInStatement, inStatement, valuesOf } from '../routes/records/one-statement'
-import { build, call, familyOf, join, register, type App } from './helper'
+import { build, call, household, register, type App } from './helper'
 
 /**
  * A create of the test's own, decided in one statement like the records'
@@ -35,12 +35,8 @@ async function rowsOf (app: App, childId: number): Promise<{ measurements: numbe
 
 /** An owner, a member and a viewer of one family, and its child. */
 async function family (app: App) {
-  const owner = await register(app)
-  const member = await register(app)
-  const viewer = await register(app)
+  const { owner, member, viewer } = await household(app, { member: 'member', viewer: 'viewer' })
   const child = (await call(app, owner, 'POST', '/api/children', { name: 'Ada', dateOfBirth: '2022-01-10', sex: 'female' })).json()
-  await join(app, owner, familyOf(owner), member, 'member')
-  await join(app, owner, familyOf(owner), viewer, 'viewer')
   return { owner, member, viewer, child }
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, call, familyOf, join, register, type App, type Pair } from './helper'
+import { build, call, household, type App, type Pair } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 
@@ -52,11 +52,7 @@ const KINDS = [
 
 t.test('PATCH of every kind of record: omitted fields kept, null clears, rules on the merged record', async t => {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const family = familyOf(owner)
-  const viewer = await register(app)
-  await join(app, owner, family, viewer, 'viewer')
-  const stranger = await register(app)
+  const { owner, familyId: family, viewer, stranger } = await household(app, { viewer: 'viewer', stranger: null })
   const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2024-01-01', sex: 'female' })).json()
   const other = (await call(app, owner, 'POST', '/api/children', { name: 'Lou', dateOfBirth: '2023-01-01', sex: 'male' })).json()
   const othersVisit = (await call(app, owner, 'POST', `/api/children/${other.id}/visits`, { date: '2024-02-01', type: 'wellness' })).json()
@@ -151,10 +147,7 @@ t.test('PATCH of every kind of record: omitted fields kept, null clears, rules o
 
 t.test('PATCH of a child', async t => {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const family = familyOf(owner)
-  const viewer = await register(app)
-  await join(app, owner, family, viewer, 'viewer')
+  const { owner, viewer } = await household(app, { viewer: 'viewer' })
   const kim = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2024-01-01', sex: 'female' })).json()
   const url = `/api/children/${kim.id}`
   await call(app, owner, 'POST', `${url}/measurements`, { measuredAt: '2024-02-01', weightKg: 4 })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { sweepShares } from '../sql/shares'
-import { build, call, familyOf, join, register } from './helper'
+import { build, call, familyOf, household, register } from './helper'
 import { OPEN, type Json } from './import-helpers'
 import { daysAhead, http, listening, makeShare, payloadOf, recordedChild, requestManifest, type HttpAnswer } from './share-helpers'
 
@@ -120,13 +120,7 @@ t.test('an expired, revoked or dead link and one that never existed answer the s
 t.test('who may make, list, read and revoke a child\'s links', async t => {
   const app = await build(t, { env: OPEN })
   const origin = await listening(app)
-  const owner = await register(app)
-  const member = await register(app)
-  const viewer = await register(app)
-  const stranger = await register(app)
-  const familyId = familyOf(owner)
-  await join(app, owner, familyId, member, 'member')
-  await join(app, owner, familyId, viewer, 'viewer')
+  const { owner, familyId, member, viewer, stranger } = await household(app, { member: 'member', viewer: 'viewer', stranger: null })
   const child = await recordedChild(app, owner, familyId)
   const mine = await makeShare(origin, member, child.id, { label: 'Member\'s link', sections: ['growth'] })
   t.equal(mine.status, 201, 'a member may share')

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { resourceId } from '../lib/fhir'
 import { issuesOf } from './fhir-validate'
-import { build, call, changesSince, familyOf, got as get, join, made, register } from './helper'
+import { build, call, changesSince, familyOf, got as get, household, made, register } from './helper'
 import { importArchive, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -10,11 +10,7 @@ type Json = any
 /** An owner, a viewer and a stranger; a child born 2024-01-01 with an illness noted at 37.5 °C. */
 async function setup (t: Test) {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const familyId = familyOf(owner)
-  const viewer = await register(app)
-  await join(app, owner, familyId, viewer, 'viewer')
-  const stranger = await register(app)
+  const { owner, familyId, viewer, stranger } = await household(app, { viewer: 'viewer', stranger: null })
   const child = await made(app, owner, '/api/children', { name: 'Kim', dateOfBirth: '2024-01-01', sex: 'female' })
   const illness = await made(app, owner, `/api/children/${child.id}/illnesses`, { startDate: '2024-03-01', diagnosis: 'Flu', temperatureC: 37.5 })
   return { app, owner, familyId, viewer, stranger, child, illness }

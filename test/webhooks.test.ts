@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { build, call, familyOf, join, register } from './helper'
+import { build, call, familyOf, household, register } from './helper'
 import { allowingTwin, loopbackName } from './outbound-helpers'
 import { NEVER_HOSTS, ODD_URLS, PRIVATE_HOSTS, PUBLIC_HOSTS } from './outbound-forms'
 import { until } from './reminder-receivers'
@@ -70,12 +70,7 @@ t.test('bad input is a 400 naming the field, and nothing is made', async t => {
 
 t.test('owners only: members and viewers get 403, another family\'s webhook is not found', async t => {
   const app = await build(t, { env: OPEN })
-  const owner = await register(app)
-  const member = await register(app)
-  const viewer = await register(app)
-  const familyId = familyOf(owner)
-  await join(app, owner, familyId, member, 'member')
-  await join(app, owner, familyId, viewer, 'viewer')
+  const { owner, familyId, member, viewer } = await household(app, { member: 'member', viewer: 'viewer' })
   const hook = (await call(app, owner, 'POST', `/api/families/${familyId}/webhooks`, { url: 'https://hooks.example.org/a' })).json()
   for (const user of [member, viewer]) {
     t.equal((await call(app, user, 'POST', `/api/families/${familyId}/webhooks`, { url: 'https://hooks.example.org/b' })).statusCode, 403)
