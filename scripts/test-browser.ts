@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
 import { freePort } from '../db/embedded'
+import { waitForHealth } from '../test/processes'
 
 /**
  * Opens the docs page in headless Chromium against a real server on an
@@ -12,16 +13,6 @@ import { freePort } from '../db/embedded'
  */
 const ROOT = path.join(__dirname, '..')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-
-async function waitForHealth (base: string): Promise<void> {
-  for (let waited = 0; waited < 60000; waited += 250) {
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return
-    } catch {}
-    await new Promise(resolve => setTimeout(resolve, 250))
-  }
-  throw new Error('the server did not answer /api/health within 60 s')
-}
 
 async function main (): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-browser-'))
@@ -38,7 +29,7 @@ async function main (): Promise<void> {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
   })
   try {
-    await waitForHealth(base)
+    await waitForHealth(base, 60000)
     const page = await browser.newPage()
     const elsewhere: string[] = []
     const failed: string[] = []

@@ -1,5 +1,4 @@
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -8,62 +7,15 @@ import { pipeline } from 'node:stream/promises'
 import type { Sql } from '../db/client'
 import { HEADER_BYTES, MAGIC, openEncrypted, sealer } from '../db/backup/encryption'
 import { pruneBackups } from '../db/backup/target'
-import { TEST_ENV, tempDir, testDatabase, type TestDatabase } from './helper'
+import { tempDir } from './helper'
+import { instance, kept, rows, type Instance } from './backup-helpers'
+import { cli, succeeds, type Run } from './processes'
 
-const ROOT = path.join(__dirname, '..')
 const PASSPHRASE = 'marmalade sky 42'
 const DAMAGED = /^the backup is damaged: .*; nothing was restored$/
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function succeeds (t: Test, run: Run, what: string): void {
-  t.equal(run.code, 0, what, { stderr: run.stderr })
-}
-
 function lastLine (run: Run): string | undefined {
   return run.stderr.trim().split('\n').at(-1)
-}
-
-/** Runs the command line with `input` on its standard input (null: closed at once, nothing written). */
-function cli (args: string[], env: Record<string, string>, input: string | null = null): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli.ts'), ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['pipe', 'pipe', 'pipe']
-  })
-  const run: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout.on('data', chunk => { run.stdout += chunk })
-  child.stderr.on('data', chunk => { run.stderr += chunk })
-  // A command that refuses early may close its input before all of it is written.
-  child.stdin.on('error', () => {})
-  if (input === null) child.stdin.destroy()
-  else child.stdin.end(input)
-  return new Promise(resolve => child.on('exit', code => { run.code = code; resolve(run) }))
-}
-
-interface Instance {
-  db: TestDatabase
-  env: Record<string, string>
-  dir: string
-  uploads: string
-  avatars: string
-}
-
-async function instance (t: Test, { empty = false } = {}): Promise<Instance> {
-  const db = await testDatabase(t, { empty })
-  const dir = tempDir(t, 'child-health-backup-')
-  const uploads = path.join(dir, 'uploads')
-  const avatars = path.join(dir, 'avatars')
-  const env = { ...TEST_ENV, DATABASE_URL: db.url, DATA_DIR: dir, UPLOAD_DIR: uploads, AVATAR_DIR: avatars }
-  if (empty) {
-    const run = await cli(['migrate'], env)
-    if (run.code !== 0) throw new Error(`migrate failed: ${run.stderr}`)
-  }
-  return { db, env, dir, uploads, avatars }
 }
 
 const attachment = randomBytes(300_000)
@@ -87,31 +39,6 @@ async function fill (sql: Sql, { uploads }: Instance): Promise<void> {
   `
   mkdirSync(uploads, { recursive: true })
   writeFileSync(path.join(uploads, 'att-1.pdf'), attachment)
-}
-
-/** Every row of every table, as JSON text, in a stable order. */
-async function rows (sql: Sql): Promise<Record<string, string[]>> {
-  const tables = await sql<Array<{ name: string }>>`select tablename::text as name from pg_tables where schemaname = current_schema() order by 1`
-  const all: Record<string, string[]> = {}
-  for (const { name } of tables) {
-    const query = name === 'migrations' ? 'select name as row from migrations order by 1' : `select to_jsonb(x)::text as row from "${name}" x order by 1`
-    all[name] = (await sql.unsafe(query)).map(row => row.row)
-  }
-  return all
-}
-
-const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments']
-
-/** What a restore brings back as it was: every row but the versions, and the change log and clocks, which it extends. */
-function kept (all: Record<string, string[]>): Record<string, string[]> {
-  const out: Record<string, string[]> = {}
-  for (const [table, list] of Object.entries(all)) {
-    if (table === 'family_clocks' || table === 'changes' || table === 'tallies') continue
-    out[table] = TRACKED.includes(table)
-      ? list.map(row => { const { version: _version, ...rest } = JSON.parse(row); return JSON.stringify(rest) }).sort()
-      : list
-  }
-  return out
 }
 
 /** Every file under a folder, by its path in it. */

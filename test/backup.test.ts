@@ -1,59 +1,14 @@
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Writable } from 'node:stream'
 import tar from 'tar-stream'
 import type { Sql } from '../db/client'
-import { TEST_ENV, testDatabase, type TestDatabase } from './helper'
+import { instance, kept, rows, TRACKED, type Instance } from './backup-helpers'
+import { cli, succeeds } from './processes'
 
-const ROOT = path.join(__dirname, '..')
 const RECORD_TABLES = ['users', 'families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'temperatures', 'attachments', 'sessions', 'refresh_tokens', 'invites']
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function succeeds (t: Test, run: Run, what: string): void {
-  t.equal(run.code, 0, what, { stderr: run.stderr })
-}
-
-function cli (args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli.ts'), ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  const run: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout.on('data', chunk => { run.stdout += chunk })
-  child.stderr.on('data', chunk => { run.stderr += chunk })
-  return new Promise(resolve => child.on('exit', code => { run.code = code; resolve(run) }))
-}
-
-interface Instance {
-  db: TestDatabase
-  env: Record<string, string>
-  uploads: string
-  avatars: string
-}
-
-async function instance (t: Test, { empty = false, migrated = true } = {}): Promise<Instance> {
-  const db = await testDatabase(t, { empty })
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-backup-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const uploads = path.join(dir, 'uploads')
-  const avatars = path.join(dir, 'avatars')
-  const env = { ...TEST_ENV, DATABASE_URL: db.url, DATA_DIR: dir, UPLOAD_DIR: uploads, AVATAR_DIR: avatars }
-  if (empty && migrated) {
-    const run = await cli(['migrate'], env)
-    if (run.code !== 0) throw new Error(`migrate failed: ${run.stderr}`)
-  }
-  return { db, env, uploads, avatars }
-}
 
 const attachment = randomBytes(200_000)
 const scan = randomBytes(5_000)
@@ -128,34 +83,6 @@ async function fill (sql: Sql, { uploads, avatars }: Instance): Promise<void> {
   writeFileSync(path.join(uploads, '2021', 'scan.jpg'), scan)
   writeFileSync(path.join(uploads, 'empty.txt'), '')
   writeFileSync(path.join(avatars, 'avatar-1.png'), avatar)
-}
-
-/** Every row of every table, as JSON text, in a stable order. */
-async function rows (sql: Sql): Promise<Record<string, string[]>> {
-  const tables = await sql<Array<{ name: string }>>`select tablename::text as name from pg_tables where schemaname = current_schema() order by 1`
-  const all: Record<string, string[]> = {}
-  for (const { name } of tables) {
-    const query = name === 'migrations' ? 'select name as row from migrations order by 1' : `select to_jsonb(x)::text as row from "${name}" x order by 1`
-    all[name] = (await sql.unsafe(query)).map(row => row.row)
-  }
-  return all
-}
-
-const TRACKED = ['families', 'family_members', 'children', 'visits', 'measurements', 'medical_events', 'illnesses', 'attachments', 'temperatures']
-
-/**
- * What a restore brings back as it was: every row but the versions, which
- * move on by one, and the change log, its counts and clocks, which it extends.
- */
-function kept (all: Record<string, string[]>): Record<string, string[]> {
-  const out: Record<string, string[]> = {}
-  for (const [table, list] of Object.entries(all)) {
-    if (table === 'family_clocks' || table === 'changes' || table === 'tallies') continue
-    out[table] = TRACKED.includes(table)
-      ? list.map(row => { const { version: _version, ...rest } = JSON.parse(row); return JSON.stringify(rest) }).sort()
-      : list
-  }
-  return out
 }
 
 /** The restore's own record: every family a new epoch, and every row of the tracked tables one change, for no user. */

@@ -1,41 +1,16 @@
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { buildApp, type App } from '../app'
 import { bearer, login, PASSWORD, TEST_ENV, testConfig, testDatabase } from './helper'
 import { freePort } from '../db/embedded'
+import { cli, healthy, startNode, succeeds, type Run } from './processes'
 
-const ROOT = path.join(__dirname, '..')
 const NEW_PASSWORD = 'a brand new passphrase'
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs the command line in a process of its own with exactly the given environment. */
-function cli (args: string[], env: Record<string, string>, input = ''): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli.ts'), ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['pipe', 'pipe', 'pipe']
-  })
-  const run: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout.on('data', chunk => { run.stdout += chunk })
-  child.stderr.on('data', chunk => { run.stderr += chunk })
-  child.stdin.end(input)
-  return new Promise(resolve => child.on('exit', code => { run.code = code; resolve(run) }))
-}
 
 function errorLines (run: Run): string[] {
   return run.stderr.split('\n').filter(line => line.trim() !== '' && !line.includes('ExperimentalWarning') && !line.includes('--trace-warnings'))
-}
-
-function succeeds (t: Test, run: Run, what: string): void {
-  t.equal(run.code, 0, what, { stderr: run.stderr })
 }
 
 function refused (t: Test, run: Run, pattern: RegExp): void {
@@ -149,34 +124,20 @@ t.test('usage and unknown commands', async t => {
   refused(t, await cli(['migrate', 'extra'], env), /Unexpected argument 'extra'/)
 })
 
-async function healthy (port: number, ms = 60000): Promise<boolean> {
-  for (const started = Date.now(); Date.now() - started < ms;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/health`)).status === 200) return true
-    } catch {}
-    await new Promise(resolve => setTimeout(resolve, 200))
-  }
-  return false
-}
-
 t.test('on the embedded database, a command shares it with the running server, or starts and stops it alone', async t => {
   const dataDir = tempDir(t, 'child-health-cli-embedded-')
   const port = await freePort()
   const env = { ...TEST_ENV, DATA_DIR: dataDir }
-  const server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: 'ignore'
-  })
-  const exited = new Promise<number | null>(resolve => server.on('exit', code => resolve(code)))
+  const base = `http://127.0.0.1:${port}`
+  const { child: server, exited } = startNode('server.ts', [], { ...env, PORT: String(port), LOG_LEVEL: 'warn' })
   t.teardown(() => { server.kill('SIGKILL') })
-  t.ok(await healthy(port), 'the server runs on its embedded database')
+  t.ok(await healthy(base, 60000), 'the server runs on its embedded database')
   const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid')
   const postmaster = statSync(pidFile).mtimeMs
 
   const created = await cli(['create-admin', '--email', 'ada@example.org', '--name', 'Ada', '--password-stdin'], env, PASSWORD)
   succeeds(t, created, 'create-admin runs beside the server')
-  const signIn = await fetch(`http://127.0.0.1:${port}/api/auth/login`, {
+  const signIn = await fetch(`${base}/api/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'ada@example.org', password: PASSWORD })
@@ -184,11 +145,11 @@ t.test('on the embedded database, a command shares it with the running server, o
   t.equal(signIn.status, 200, 'the running server sees the account the command created')
   const backup = await cli(['backup', '--out', path.join(dataDir, 'backup.tar')], env)
   succeeds(t, backup, 'a backup works while the server runs')
-  t.ok(await healthy(port, 5000), 'the server still answers')
+  t.ok(await healthy(base, 5000), 'the server still answers')
   t.equal(statSync(pidFile).mtimeMs, postmaster, 'on the same PostgreSQL, never restarted')
 
   server.kill('SIGTERM')
-  t.equal(await exited, 0, 'the server stops cleanly')
+  t.equal((await exited).code, 0, 'the server stops cleanly')
   t.notOk(existsSync(pidFile), 'and its database with it')
 
   const alone = await cli(['reset-password', '--email', 'ada@example.org', '--password-stdin'], env, NEW_PASSWORD)

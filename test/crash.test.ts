@@ -1,30 +1,14 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import sharp from 'sharp'
 import { bearer, TEST_ENV, testDatabase } from './helper'
 import { freePort } from '../db/embedded'
-
-const ROOT = path.join(__dirname, '..')
+import { startNode, waitForHealth } from './processes'
 
 function start (env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server.ts')], {
-    cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore'
-  })
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-  return { child, exited }
-}
-
-async function waitForHealth (base: string): Promise<void> {
-  for (let waited = 0; waited < 30000; waited += 100) {
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return
-    } catch {}
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-  throw new Error('the server did not answer')
+  return startNode('server.ts', [], env)
 }
 
 t.test('a server killed during a burst of multi-step writes leaves nothing half-written', async t => {

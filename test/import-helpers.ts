@@ -1,12 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
-import path from 'node:path'
 import sharp from 'sharp'
 import yauzl from 'yauzl'
 import { ZipFile } from 'yazl'
-import { build, call, type Pair } from './helper'
+import { build, call, register, type Pair } from './helper'
 import { file as part, form } from './multipart'
+import { startNode, type Run } from './processes'
+
+export { cli, type Run } from './processes'
 
 /** What the import tests share: a family made through the routes, archives taken apart and put together, and views that compare families. */
 
@@ -72,6 +74,13 @@ export async function exported (app: App, owner: Pair, familyId: number): Promis
   const res = await call(app, owner, 'GET', `/api/families/${familyId}/export`)
   if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}`)
   return res.rawPayload
+}
+
+/** A new owner's family of every kind of record, made through the routes of `app`, and its archive. */
+export async function exportedFamily (app: App): Promise<{ owner: Pair, familyId: number, archive: Buffer }> {
+  const owner = await register(app)
+  const familyId = await richFamily(app, owner)
+  return { owner, familyId, archive: await exported(app, owner, familyId) }
 }
 
 export function importArchive (app: App, pair: Pair | null, zip: Buffer, type = 'application/zip') {
@@ -204,27 +213,10 @@ export async function footprint (app: App): Promise<Json> {
   return { ...rows, uploads: readdirSync(app.config.uploadDir).sort(), avatars: readdirSync(app.config.avatarDir).sort() }
 }
 
-export interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs the command line in a process of its own with exactly the given environment. */
-export function cli (args: string[], env: Record<string, string>): Promise<Run> {
-  return startCli(args, env).done
-}
-
+/** The command line started in a process of its own with exactly the given environment, and its end. */
 export function startCli (args: string[], env: Record<string, string>): { child: ChildProcess, done: Promise<Run> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'cli.ts'), ...args], {
-    cwd: path.join(__dirname, '..'),
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  const run: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout.on('data', chunk => { run.stdout += chunk })
-  child.stderr.on('data', chunk => { run.stderr += chunk })
-  return { child, done: new Promise(resolve => child.on('exit', code => { run.code = code; resolve(run) })) }
+  const { child, exited } = startNode('cli.ts', args, env)
+  return { child, done: exited }
 }
 
 

@@ -1,8 +1,8 @@
 import t from 'tap'
 import sharp from 'sharp'
-import { build, call, register } from './helper'
+import { build, call } from './helper'
 import {
-  created, exported, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, sha256, unzip, upload, zip, type App, type Json
+  created, exported, exportedFamily, footprint, importArchive, OPEN, pdf, rebuilt, sha256, unzip, upload, zip, type App, type Json
 } from './import-helpers'
 import type { Pair } from './helper'
 
@@ -20,10 +20,8 @@ let made: Promise<Source> | undefined
 function shared (): Promise<Source> {
   made ??= (async () => {
     const app = await build(t, { env: OPEN })
-    const owner = await register(app)
-    const familyId = await richFamily(app, owner)
-    const archive = await exported(app, owner, familyId)
-    return { app, owner, familyId, archive, entries: await unzip(archive) }
+    const family = await exportedFamily(app)
+    return { app, ...family, entries: await unzip(family.archive) }
   })()
   return made
 }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { ORPHAN_AGE_MS, sweepOrphans } from '../io/files/sweep'
 import { storedNamesInUse } from '../sql/attachments'
 import { build, call, register, tempDir, TEST_ENV, type Pair } from './helper'
-import { cli, created, exported, familyView, footprint, importArchive, OPEN, pdf, rebuilt, richFamily, startCli, upload, type App } from './import-helpers'
+import { cli, created, exported, exportedFamily, familyView, footprint, importArchive, OPEN, pdf, rebuilt, startCli, upload, type App } from './import-helpers'
 
 interface Source {
   source: App
@@ -19,9 +19,7 @@ let made: Promise<Source> | undefined
 function shared (): Promise<Source> {
   made ??= (async () => {
     const source = await build(t, { env: OPEN })
-    const owner = await register(source)
-    const familyId = await richFamily(source, owner)
-    return { source, owner, familyId, archive: await exported(source, owner, familyId) }
+    return { source, ...await exportedFamily(source) }
   })()
   return made
 }

@@ -1,44 +1,22 @@
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import os from 'node:os'
+import { chmodSync, existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createSql } from '../db/client'
 import { tempDir, TEST_ENV, testDatabase } from './helper'
 import { freePort } from '../db/embedded'
-
-const ROOT = path.join(__dirname, '..')
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
+import { startNode, waitForHealth, type Run } from './processes'
 
 /** Starts the real entry point with exactly the given environment. */
 function start (env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  const run: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout.on('data', chunk => { run.stdout += chunk })
-  child.stderr.on('data', chunk => { run.stderr += chunk })
-  const exited = new Promise<Run>(resolve => child.on('exit', code => { run.code = code; resolve(run) }))
-  return { child, run, exited }
+  return startNode('server.ts', [], env)
 }
 
-async function waitForHealth (port: number, ms = 30000): Promise<number> {
-  const started = Date.now()
-  while (Date.now() - started < ms) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/health`)
-      if (res.status === 200) return Date.now() - started
-    } catch {}
-    await new Promise(resolve => setTimeout(resolve, 200))
-  }
-  throw new Error('the server did not answer health in time')
+/** A data folder of the test's own, and the settings of a server that keeps its embedded database there. */
+async function embedded (t: Test): Promise<{ dataDir: string, port: number, env: Record<string, string> }> {
+  const dataDir = tempDir(t, 'child-health-srv-')
+  chmodSync(dataDir, 0o755)
+  const port = await freePort()
+  return { dataDir, port, env: { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' } }
 }
 
 function oneLine (t: Test, run: Run, pattern: RegExp): void {
@@ -75,15 +53,11 @@ t.test('a failing migration stops the start naming the file and the error', asyn
 })
 
 t.test('without a database setting it serves on an embedded PostgreSQL that keeps its data', async t => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-srv-'))
-  chmodSync(dataDir, 0o755)
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const port = await freePort()
-  const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }
+  const { dataDir, port, env } = await embedded(t)
 
   const first = start(env)
   t.teardown(() => { first.child.kill('SIGKILL') })
-  const ms = await waitForHealth(port)
+  const ms = await waitForHealth(`http://127.0.0.1:${port}`)
   t.ok(ms < 30000, `answers health (${ms} ms)`)
   const state = JSON.parse(readFileSync(path.join(dataDir, 'postgres.json'), 'utf8'))
   t.not(state.port, 5432, 'the embedded server has a port of its own')
@@ -100,7 +74,7 @@ t.test('without a database setting it serves on an embedded PostgreSQL that keep
 
   const second = start(env)
   t.teardown(() => { second.child.kill('SIGKILL') })
-  await waitForHealth(port)
+  await waitForHealth(`http://127.0.0.1:${port}`)
   const again = createSql(url, { max: 1 })
   const rows = await again`select name from families`
   await again.end()
@@ -111,21 +85,17 @@ t.test('without a database setting it serves on an embedded PostgreSQL that keep
 })
 
 t.test('after a SIGKILL the next start takes over the embedded database left behind', async t => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-srv-'))
-  chmodSync(dataDir, 0o755)
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const port = await freePort()
-  const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }
+  const { dataDir, port, env } = await embedded(t)
 
   const first = start(env)
-  await waitForHealth(port)
+  await waitForHealth(`http://127.0.0.1:${port}`)
   first.child.kill('SIGKILL')
   await first.exited
   t.ok(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'PostgreSQL outlived the killed server')
 
   const second = start(env)
   t.teardown(() => { second.child.kill('SIGKILL') })
-  await waitForHealth(port)
+  await waitForHealth(`http://127.0.0.1:${port}`)
   t.pass('the next start serves again')
   second.child.kill('SIGTERM')
   t.equal((await second.exited).code, 0)
