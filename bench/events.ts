@@ -12,18 +12,12 @@
  * end), otherwise an embedded PostgreSQL in a temporary directory. The report
  * is printed and written to bench/events.json.
  */
-import { randomBytes } from 'node:crypto'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { buildApp } from '../app'
-import { createSql } from '../db/client'
-import { startEmbeddedDatabase } from '../db/embedded'
-import { loadConfig } from '../io/config'
-import { request, withDatabase } from './lib/api'
+import { request } from './lib/api'
+import { onServer, scratchApp } from './lib/scratch'
 
 const USERS = 10
 const STREAMS_PER_USER = 5
@@ -31,8 +25,6 @@ const WRITES = Number(process.env.BENCH_WRITES ?? 200)
 const PASSWORD = 'bench password 1'
 /** How long the last changes may take to arrive before the run counts them as lost. */
 const ARRIVAL_TIMEOUT_MS = 10_000
-
-const quiet = { info: () => {}, debug: () => {}, warn: (message: string) => console.error(message) }
 
 interface Report {
   streams: number
@@ -89,27 +81,9 @@ function percentile (sorted: number[], p: number): number {
 const round = (value: number): number => Math.round(value * 100) / 100
 
 async function run (serverUrl: string): Promise<Report> {
-  const name = `bench_events_${randomBytes(4).toString('hex')}`
-  const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
-  await admin.unsafe(`create database ${name}`)
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-'))
-  const app = await buildApp(loadConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    DATABASE_URL: withDatabase(serverUrl, name),
-    REGISTRATION: 'open',
-    AUTH_RATE_LIMIT_MAX: '1000',
-    BCRYPT_COST: '10',
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    JWT_REFRESH_SECRET: randomBytes(32).toString('hex'),
-    GROWTH_DATA_DIR: path.join(__dirname, '..', '..', 'shared', 'growth')
-  }))
+  const { origin, drop } = await scratchApp(serverUrl, 'events', { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT_MAX: '1000' })
   const listeners: Listener[] = []
   try {
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-
     await request(origin, 'POST', '/api/auth/register', null, { email: 'admin@example.org', password: PASSWORD, name: 'Admin' })
     const owner = await request(origin, 'POST', '/api/auth/register', null, { email: 'owner@example.org', password: PASSWORD, name: 'Owner' })
     const familyId = (await request(origin, 'GET', '/api/me', owner.accessToken)).families[0].id as number
@@ -173,21 +147,13 @@ async function run (serverUrl: string): Promise<Report> {
     }
   } finally {
     for (const listener of listeners) listener.close()
-    await app.close()
-    await admin.unsafe(`drop database if exists ${name} with (force)`)
-    await admin.end()
-    rmSync(dataDir, { recursive: true, force: true })
+    await drop()
   }
 }
 
 async function main (): Promise<void> {
-  const given = process.env.DATABASE_URL
-  const dir = given === undefined || given === '' ? mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-db-')) : null
-  // As root, PostgreSQL runs as the postgres user, which must be able to reach its directory.
-  if (dir !== null) chmodSync(dir, 0o755)
-  const embedded = dir === null ? null : await startEmbeddedDatabase(path.join(dir, 'postgres'), quiet)
-  try {
-    const report = await run(embedded?.url ?? (given as string))
+  await onServer(async serverUrl => {
+    const report = await run(serverUrl)
     const { latencyMs: l, writeMs: w } = report
     console.log(`live updates: ${report.streams} streams of one family (${report.users} users × ${STREAMS_PER_USER}), ${report.writes} writes one after another`)
     console.log(`201 to arrival on all streams: p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms (mean ${l.mean} ms)`)
@@ -195,10 +161,7 @@ async function main (): Promise<void> {
     console.log(`lost: ${report.lost}`)
     writeFileSync(path.join(__dirname, 'events.json'), JSON.stringify(report, null, 2) + '\n')
     if (report.lost > 0) process.exitCode = 1
-  } finally {
-    await embedded?.stop()
-    if (dir !== null) rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }
 
 main().catch(error => {

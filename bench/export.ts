@@ -17,16 +17,12 @@
  */
 import { execFileSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
-import { buildApp, type App } from '../app'
-import { startEmbeddedDatabase } from '../db/embedded'
-import { loadConfig } from '../io/config'
-import { createSql } from '../db/client'
-import { request, withDatabase } from './lib/api'
+import type { App } from '../app'
+import { request } from './lib/api'
+import { onServer, sampleMemory, scratchApp, type MemoryPeaks } from './lib/scratch'
 
 const CHILDREN = 5
 /** Visits, measurements, medical events and illnesses. */
@@ -39,17 +35,12 @@ const FILES_PER_CHILD = 10
 const RUNS = 5
 const MB = 1024 * 1024
 
-interface Result {
+interface Result extends MemoryPeaks {
   filesMb: number
   records: number
   archiveBytes: number
   seconds: number[]
-  baselineRssMb: number
-  peakRssMb: number
-  peakHeapMb: number
 }
-
-const quiet = { info: () => {}, debug: () => {}, warn: (message: string) => console.error(message) }
 
 /**
  * Five children, `perKind` records of each kind each, and `filesMb` of
@@ -101,36 +92,12 @@ function download (origin: string, url: string, token: string): Promise<number> 
 
 /** One scenario, in this process: its own database, app, seed and exports. */
 async function scenario (serverUrl: string, filesMb: number, perKind: number): Promise<Result> {
-  const name = `bench_export_${randomBytes(4).toString('hex')}`
-  const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
-  await admin.unsafe(`create database ${name}`)
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-'))
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    DATABASE_URL: withDatabase(serverUrl, name),
-    REGISTRATION: 'open',
-    BCRYPT_COST: '10',
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    JWT_REFRESH_SECRET: randomBytes(32).toString('hex'),
-    GROWTH_DATA_DIR: path.join(__dirname, '..', '..', 'shared', 'growth')
-  })
-  const app = await buildApp(config)
+  const { app, origin, drop } = await scratchApp(serverUrl, 'export', { LOG_LEVEL: 'warn' })
   try {
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
     const { token, familyId } = await seed(app, origin, filesMb, perKind)
     await app.growth.loading
 
-    const baseline = process.memoryUsage().rss
-    let peakRss = baseline
-    let peakHeap = process.memoryUsage().heapUsed
-    const sampler = setInterval(() => {
-      const usage = process.memoryUsage()
-      peakRss = Math.max(peakRss, usage.rss)
-      peakHeap = Math.max(peakHeap, usage.heapUsed)
-    }, 5)
+    const memory = sampleMemory()
     const seconds: number[] = []
     let archiveBytes = 0
     for (let run = 0; run < RUNS; run++) {
@@ -138,21 +105,10 @@ async function scenario (serverUrl: string, filesMb: number, perKind: number): P
       archiveBytes = await download(origin, `/api/families/${familyId}/export`, token)
       seconds.push(Number(process.hrtime.bigint() - start) / 1e9)
     }
-    clearInterval(sampler)
-    return {
-      filesMb,
-      records: perKind * CHILDREN * KINDS,
-      archiveBytes,
-      seconds,
-      baselineRssMb: baseline / MB,
-      peakRssMb: peakRss / MB,
-      peakHeapMb: peakHeap / MB
-    }
+    memory.stop()
+    return { filesMb, records: perKind * CHILDREN * KINDS, archiveBytes, seconds, ...memory.peaks() }
   } finally {
-    await app.close()
-    await admin.unsafe(`drop database if exists ${name} with (force)`)
-    await admin.end()
-    rmSync(dataDir, { recursive: true, force: true })
+    await drop()
   }
 }
 
@@ -217,13 +173,7 @@ async function main (): Promise<void> {
   const sizes = numbers('BENCH_FILES_MB', '50,5')
   // Record counts are totals over the five children and four kinds, rounded to a multiple of 20.
   const perKinds = [...new Set(numbers('BENCH_RECORDS', '2500,25000').map(total => Math.max(1, Math.round(total / (CHILDREN * KINDS)))))]
-  const given = process.env.DATABASE_URL
-  const dir = given === undefined || given === '' ? mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-db-')) : null
-  // As root, PostgreSQL runs as the postgres user, which must be able to reach its directory.
-  if (dir !== null) chmodSync(dir, 0o755)
-  const embedded = dir === null ? null : await startEmbeddedDatabase(path.join(dir, 'postgres'), quiet)
-  try {
-    const serverUrl = embedded?.url ?? (given as string)
+  await onServer(async serverUrl => {
     // A scenario asked for twice (5 MB of files with 2,500 records, by default) runs once.
     const done = new Map<string, Result>()
     const run = (filesMb: number, perKind: number): Result => {
@@ -243,10 +193,7 @@ async function main (): Promise<void> {
     const capped = perKinds.map(perKind => runScenario(serverUrl, RECORDS_FILES_MB, perKind, heapMb))
     for (const r of capped) console.log(describe(`${String(r.records).padStart(6)} records`, r))
     console.log(perTenThousand(capped))
-  } finally {
-    await embedded?.stop()
-    if (dir !== null) rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }
 
 main().catch(error => {

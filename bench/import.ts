@@ -23,10 +23,8 @@
  */
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { chmodSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createReadStream, createWriteStream, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
-import os from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import path from 'node:path'
 import { Readable } from 'node:stream'
@@ -34,51 +32,19 @@ import { pipeline } from 'node:stream/promises'
 import { createInterface } from 'node:readline'
 import yauzl from 'yauzl'
 import { ZipFile } from 'yazl'
-import { buildApp, type App } from '../app'
-import { startEmbeddedDatabase } from '../db/embedded'
-import { createSql } from '../db/client'
-import { loadConfig } from '../io/config'
-import { request, withDatabase } from './lib/api'
+import type { App } from '../app'
+import { request } from './lib/api'
+import { onServer, sampleMemory, scratchApp } from './lib/scratch'
 
 const CHILDREN = 5
 const KINDS = 4
 const MB = 1024 * 1024
 /** Files of 2 MB each, or fewer bytes when the total is small. */
 const FILE_MB = 2
-const SHARED_GROWTH = path.join(__dirname, '..', '..', 'shared', 'growth')
-
-const quiet = { info: () => {}, debug: () => {}, warn: (message: string) => console.error(message) }
 
 /** An app on a new scratch database of the server, listening on loopback. */
-async function serve (serverUrl: string, admin: ReturnType<typeof createSql>): Promise<{ app: App, origin: string, drop: () => Promise<void> }> {
-  const name = `bench_import_${randomBytes(4).toString('hex')}`
-  await admin.unsafe(`create database ${name}`)
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-'))
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'error',
-    DATA_DIR: dataDir,
-    DATABASE_URL: withDatabase(serverUrl, name),
-    REGISTRATION: 'open',
-    BCRYPT_COST: '10',
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    JWT_REFRESH_SECRET: randomBytes(32).toString('hex'),
-    // The export holds each child's growth answer when WHO's tables are beside the project.
-    GROWTH_DATA_DIR: existsSync(SHARED_GROWTH) ? SHARED_GROWTH : path.join(dataDir, 'growth'),
-    GROWTH_DATA_URL: 'http://127.0.0.1:1/'
-  })
-  const app = await buildApp(config)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  return {
-    app,
-    origin,
-    drop: async () => {
-      await app.close()
-      await admin.unsafe(`drop database if exists ${name} with (force)`)
-      rmSync(dataDir, { recursive: true, force: true })
-    }
-  }
+function serve (serverUrl: string): Promise<{ app: App, origin: string, drop: () => Promise<void> }> {
+  return scratchApp(serverUrl, 'import', { LOG_LEVEL: 'error', GROWTH_DATA_URL: 'http://127.0.0.1:1/' })
 }
 
 /** Five children with `records` records in all, and `filesMb` of PDF attachments spread over them. */
@@ -150,36 +116,26 @@ function uploadArchive (origin: string, token: string, archive: string): Promise
 
 /** The service's side, in a process of its own: serves on a fresh database and answers its memory when asked on stdin. */
 async function serveScenario (serverUrl: string): Promise<void> {
-  const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
-  const { origin, drop } = await serve(serverUrl, admin)
+  const { origin, drop } = await serve(serverUrl)
   const delay = monitorEventLoopDelay({ resolution: 10 })
   delay.enable()
-  let baseline = process.memoryUsage().rss
-  let peakRss = baseline
-  let peakHeap = process.memoryUsage().heapUsed
-  const sampler = setInterval(() => {
-    const usage = process.memoryUsage()
-    peakRss = Math.max(peakRss, usage.rss)
-    peakHeap = Math.max(peakHeap, usage.heapUsed)
-  }, 5)
+  const memory = sampleMemory()
   process.stdout.write(`ready ${origin}\n`)
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === 'mark') {
       global.gc?.()
-      baseline = peakRss = process.memoryUsage().rss
-      peakHeap = process.memoryUsage().heapUsed
+      memory.mark()
       delay.reset()
       process.stdout.write('marked\n')
     } else if (line === 'stats') {
       const loopMaxMs = delay.max / 1e6
-      process.stdout.write(JSON.stringify({ baselineRssMb: baseline / MB, peakRssMb: peakRss / MB, peakHeapMb: peakHeap / MB, loopMaxMs }) + '\n')
+      process.stdout.write(JSON.stringify({ ...memory.peaks(), loopMaxMs }) + '\n')
     } else if (line === 'quit') {
       break
     }
   }
-  clearInterval(sampler)
+  memory.stop()
   await drop()
-  await admin.end()
 }
 
 interface Service {
@@ -385,16 +341,9 @@ async function main (): Promise<void> {
   const records = positive('BENCH_RECORDS', 20_000)
   const filesMb = positive('BENCH_FILES_MB', 50)
   const hostileMb = positive('BENCH_HOSTILE_MB', 255)
-  const given = process.env.DATABASE_URL
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-bench-import-'))
-  // As root, PostgreSQL runs as the postgres user, which must be able to reach its directory.
-  chmodSync(dir, 0o755)
-  const embedded = given === undefined || given === '' ? await startEmbeddedDatabase(path.join(dir, 'postgres'), quiet) : null
-  const serverUrl = embedded?.url ?? (given as string)
-  const admin = createSql(withDatabase(serverUrl, 'postgres'), { max: 1 })
-  try {
+  await onServer(async (serverUrl, dir) => {
     const honest = path.join(dir, 'family.zip')
-    const source = await serve(serverUrl, admin)
+    const source = await serve(serverUrl)
     try {
       const { token, familyId } = await seed(source.app, source.origin, records, filesMb)
       const start = process.hrtime.bigint()
@@ -419,11 +368,7 @@ async function main (): Promise<void> {
     } finally {
       await service.stop()
     }
-  } finally {
-    await admin.end()
-    await embedded?.stop()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }
 
 main().catch(error => {
