@@ -1,25 +1,15 @@
 import t, { type Test } from 'tap'
-import sharp from 'sharp'
 import http from 'node:http'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { bearer, build, call, members, register, type App, type Pair } from './helper'
-import { file as part, form, type Part } from './multipart'
+import { file as part, form, postForm, solidImage, type ImageFormat, type Part } from './multipart'
 
 const OPEN = { REGISTRATION: 'open' }
 
-function file (value: Buffer, filename = 'scan.png', type = 'image/png'): Part {
-  return part(value, filename, type)
-}
-
-function upload (app: App, pair: Pair | null, childId: number | string, parts: Part[]) {
-  const body = form(parts)
-  return call(app, pair, 'POST', `/api/children/${childId}/attachments`, body.payload, body.headers)
-}
-
-async function image (format: 'png' | 'jpeg' | 'webp' | 'gif', width = 8, height = 8): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 } } }).toFormat(format).toBuffer()
-}
+const file = (value: Buffer, filename = 'scan.png', type = 'image/png'): Part => part(value, filename, type)
+const upload = (app: App, pair: Pair | null, childId: number | string, parts: Part[]) => postForm(app, pair, `/api/children/${childId}/attachments`, parts)
+const image = (format: ImageFormat, width = 8, height = 8): Promise<Buffer> => solidImage(format, width, height, { r: 200, g: 40, b: 90 })
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n')
 /** The start of a HEIC file: an ISO media `ftyp` box of brand heic. */

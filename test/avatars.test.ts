@@ -5,20 +5,11 @@ import path from 'node:path'
 import { IMAGE_CONCURRENCY, IMAGE_JOBS_PER_KEY, imageWork } from '../io/files/avatar'
 import { build, call, members, register, type App, type Pair } from './helper'
 import { exported, footprint, importArchive, rebuilt, richFamily } from './import-helpers'
-import { file as part, form, type Part } from './multipart'
+import { file as part, postForm, solidImage, type ImageFormat, type Part } from './multipart'
 
-function file (value: Buffer, filename = 'me.jpg', type = 'image/jpeg'): Part {
-  return part(value, filename, type)
-}
-
-function setAvatar (app: App, pair: Pair | null, childId: number | string, parts: Part[]) {
-  const body = form(parts)
-  return call(app, pair, 'POST', `/api/children/${childId}/avatar`, body.payload, body.headers)
-}
-
-async function image (format: 'png' | 'jpeg' | 'webp' | 'gif', width = 32, height = 32): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).toFormat(format).toBuffer()
-}
+const file = (value: Buffer, filename = 'me.jpg', type = 'image/jpeg'): Part => part(value, filename, type)
+const setAvatar = (app: App, pair: Pair | null, childId: number | string, parts: Part[]) => postForm(app, pair, `/api/children/${childId}/avatar`, parts)
+const image = (format: ImageFormat, width = 32, height = 32): Promise<Buffer> => solidImage(format, width, height, { r: 30, g: 120, b: 200 })
 
 /** A camera photo: 1200 × 600, stored sideways (orientation 6), with GPS coordinates in its EXIF. */
 async function photoWithGps (): Promise<Buffer> {

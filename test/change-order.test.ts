@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { AddressInfo } from 'node:net'
-import { bearer, build, call, familyOf, register, transactionsSettled, type App, type Pair } from './helper'
+import { bearer, build, call, familyOf, readBlocks, register, transactionsSettled, type App, type Pair } from './helper'
 
 // The order of a family's changes while its writers commit concurrently and
 // out of order: writers never wait for each other, and the feed and the
@@ -155,26 +155,11 @@ t.test('a stream resumed with Last-Event-ID loses nothing while writers commit o
       headers: { ...bearer(owner.accessToken), ...(lastEventId === null ? {} : { 'last-event-id': lastEventId }) },
       signal: abort.signal
     })
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-    const decoder = new TextDecoder()
-    let pending = ''
-    const done = (async () => {
-      try {
-        for (;;) {
-          const { value, done } = await reader.read()
-          if (done) return
-          pending += decoder.decode(value, { stream: true })
-          let end: number
-          while ((end = pending.indexOf('\n\n')) >= 0) {
-            const block = pending.slice(0, end)
-            pending = pending.slice(end + 2)
-            const data = block.split('\n').find(line => line.startsWith('data: '))
-            if (data !== undefined) events.push(JSON.parse(data.slice(6)))
-            if (until()) abort.abort()
-          }
-        }
-      } catch {}
-    })()
+    const done = readBlocks(res.body as ReadableStream<Uint8Array>, block => {
+      const data = block.split('\n').find(line => line.startsWith('data: '))
+      if (data !== undefined) events.push(JSON.parse(data.slice(6)))
+      if (until()) abort.abort()
+    }).catch(() => {})
     return { done, close: () => abort.abort() }
   }
   const expected: number[] = []

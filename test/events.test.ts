@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import net, { type AddressInfo } from 'node:net'
 import { buildApp, type App } from '../app'
-import { bearer, build, testConfig, transactionsSettled, PASSWORD, type Pair } from './helper'
+import { bearer, build, readBlocks, testConfig, transactionsSettled, PASSWORD, type Pair } from './helper'
 
 // Live updates over real HTTP: streams read with fetch as a browser would,
 // writes made through the API, on one or two instances of the service.
@@ -53,34 +53,18 @@ async function connect (origin: string, path: string, headers: Record<string, st
     stream.ended = true
     return stream
   }
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-  const decoder = new TextDecoder()
-  let pending = ''
-  stream.done = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read()
-        if (done) break
-        pending += decoder.decode(value, { stream: true })
-        let end: number
-        while ((end = pending.indexOf('\n\n')) >= 0) {
-          const block = pending.slice(0, end)
-          pending = pending.slice(end + 2)
-          const fields: Record<string, string> = {}
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) {
-              stream.comments.push(line.slice(1).trim())
-              continue
-            }
-            const colon = line.indexOf(':')
-            fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '')
-          }
-          if (fields.data !== undefined) stream.events.push({ event: fields.event, id: fields.id, data: JSON.parse(fields.data) })
-        }
+  stream.done = readBlocks(res.body as ReadableStream<Uint8Array>, block => {
+    const fields: Record<string, string> = {}
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) {
+        stream.comments.push(line.slice(1).trim())
+        continue
       }
-      stream.ended = true
-    } catch {}
-  })()
+      const colon = line.indexOf(':')
+      fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '')
+    }
+    if (fields.data !== undefined) stream.events.push({ event: fields.event, id: fields.id, data: JSON.parse(fields.data) })
+  }).then(() => { stream.ended = true }, () => {})
   return stream
 }
 

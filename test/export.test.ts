@@ -1,16 +1,15 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, watch, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import { childBundle } from '../domain/export/child-records'
 import { assertValidBundle } from './fhir-validate'
-import { bearer, build, call, familyOf, join, register, type Pair } from './helper'
+import { bearer, build, call, familyOf, join, register, withoutGrowthTables, type Pair } from './helper'
 import { created, OPEN, sha256, unzip, type App } from './import-helpers'
 
 interface Resource {
@@ -346,15 +345,7 @@ t.test('who may export what', async t => {
 })
 
 t.test('without the WHO tables the JSON export has growth: null, and says why', async t => {
-  const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'child-health-no-growth-'))
-  t.teardown(() => rmSync(emptyDir, { recursive: true, force: true }))
-  const closedPort = await new Promise<number>(resolve => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-  const app = await build(t, { env: { ...OPEN, GROWTH_DATA_DIR: emptyDir, GROWTH_DATA_URL: `http://127.0.0.1:${closedPort}/` } })
+  const app = await build(t, { env: { ...OPEN, ...await withoutGrowthTables(t) } })
   await app.growth.loading
   t.equal(app.growth.tables, null, 'the tables are missing')
   const owner = await register(app)

@@ -1,9 +1,5 @@
 import t from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import net from 'node:net'
-import os from 'node:os'
-import path from 'node:path'
-import { build, call, register } from './helper'
+import { build, call, register, withoutGrowthTables } from './helper'
 
 const OPEN = { REGISTRATION: 'open' }
 
@@ -62,15 +58,7 @@ t.test('growth follows the access rules', async t => {
 })
 
 t.test('without the reference tables the growth route answers 503 and the rest works', async t => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'child-health-nogrowth-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const closed = await new Promise<number>(resolve => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-  const app = await build(t, { env: { ...OPEN, GROWTH_DATA_DIR: dir, GROWTH_DATA_URL: `http://127.0.0.1:${closed}/` } })
+  const app = await build(t, { env: { ...OPEN, ...await withoutGrowthTables(t) } })
   await app.growth.loading
   const owner = await register(app)
   const child = (await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2022-01-01', sex: 'male' })).json()

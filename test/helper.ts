@@ -4,6 +4,7 @@ import type { Test } from 'tap'
 import { buildApp, type App } from '../app'
 import { loadConfig, type Config } from '../io/config'
 import { createSql, type Sql } from '../db/client'
+import { freePort } from '../db/embedded'
 import { ResponseChecker } from './openapi-check'
 import { testState, withDatabase } from './setup/state'
 import { tempDir } from './temp-dir'
@@ -31,6 +32,12 @@ export const TEST_ENV = {
 /** The folder of the run's checked WHO growth tables. */
 export function growthDir (): string {
   return testState().growthDir
+}
+
+/** Settings under which an app has no WHO growth tables: an empty folder, and a download address where nothing listens. */
+export async function withoutGrowthTables (t: Test): Promise<{ GROWTH_DATA_DIR: string, GROWTH_DATA_URL: string }> {
+  const dir = tempDir(t, 'child-health-no-growth-')
+  return { GROWTH_DATA_DIR: dir, GROWTH_DATA_URL: `http://127.0.0.1:${await freePort()}/` }
 }
 
 export interface TestDatabase {
@@ -264,4 +271,47 @@ export async function members<R extends string> (app: App, owner: Pair, roles: R
 export async function household<R extends string> (app: App, roles: Record<R, string | null>): Promise<{ owner: Pair, familyId: number } & Record<R, Pair>> {
   const owner = await register(app)
   return { owner, familyId: familyOf(owner), ...await members(app, owner, roles) }
+}
+
+/** Reads an event stream's body a block (an event or a comment) at a time until it ends; rejects once it is aborted. */
+export async function readBlocks (body: ReadableStream<Uint8Array>, onBlock: (block: string) => void): Promise<void> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  let pending = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) return
+    pending += decoder.decode(value, { stream: true })
+    let end: number
+    while ((end = pending.indexOf('\n\n')) >= 0) {
+      onBlock(pending.slice(0, end))
+      pending = pending.slice(end + 2)
+    }
+  }
+}
+
+/** A body that must be refused: what it is, the body, the path its issue names, and a pattern for the issue's message. */
+export type Refusal = [what: string, payload: unknown, path: string, message?: RegExp]
+
+/** Each body POSTed to `url` answers 400 with an issue at its path (and `code`, unless null). */
+export async function refusesEach (t: Test, app: App, pair: Pair, url: string, cases: Refusal[], { code = 'VALIDATION_ERROR' as string | null } = {}): Promise<void> {
+  for (const [what, payload, path, message] of cases) {
+    const res = await call(app, pair, 'POST', url, payload)
+    t.equal(res.statusCode, 400, `${what}: ${res.body}`)
+    if (code !== null) t.equal(res.json().code, code)
+    const issue = res.json().details.issues.find((item: { path: string }) => item.path === path)
+    t.ok(issue, `${what}: names ${path}`)
+    if (message !== undefined) t.match(issue?.message, message)
+  }
+}
+
+/** A health answer of 503 with Retry-After, for the given state of the database: its body. */
+export function unavailableHealth (t: Test, res: { statusCode: number, headers: Record<string, unknown>, json: () => any }, database: string): any {
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '5')
+  const body = res.json()
+  t.equal(body.status, 'unavailable')
+  t.equal(body.database, database)
+  t.equal(body.code, 'SERVICE_UNAVAILABLE')
+  return body
 }

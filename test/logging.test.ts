@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import { Secret, StrictObject } from '../lib/schemas'
 import sharp from 'sharp'
@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { bearer, build, call, register, tempDir, type App } from './helper'
+import { bearer, build, call, register, tempDir, type App, type BuildOptions } from './helper'
 import { file, form } from './multipart'
 
 async function until (check: () => boolean, ms = 5000): Promise<boolean> {
@@ -30,6 +30,12 @@ function routes (app: App): void {
   })
 }
 
+/** The app at the most verbose level, with every line it logs. */
+async function traced (t: Test, options: BuildOptions = {}): Promise<{ app: App, logs: string[] }> {
+  const logs: string[] = []
+  return { app: await build(t, { ...options, logs, env: { LOG_LEVEL: 'trace' } }), logs }
+}
+
 function send (app: App) {
   return app.inject({
     method: 'POST',
@@ -40,8 +46,7 @@ function send (app: App) {
 }
 
 t.test('secrets never reach the logs, even at the most verbose level', async t => {
-  const logs: string[] = []
-  const app = await build(t, { routes, logs, env: { LOG_LEVEL: 'trace' } })
+  const { app, logs } = await traced(t, { routes })
   t.equal((await send(app)).statusCode, 500)
   t.ok(logs.length > 3, 'something was logged')
   t.ok(logs.some(line => line.includes('a careless log line')))
@@ -96,8 +101,7 @@ t.test('a whole session in production leaves no secret and no body in the logs',
 })
 
 t.test('an event ticket in a URL never reaches the logs', async t => {
-  const logs: string[] = []
-  const app = await build(t, { logs, env: { LOG_LEVEL: 'trace' } })
+  const { app, logs } = await traced(t)
   const res = await app.inject({ method: 'GET', url: '/api/families/1/events?ticket=a-ticket-that-must-stay-secret&since=x' })
   t.equal(res.statusCode, 401)
   t.ok(logs.some(line => line.includes('/api/families/1/events?ticket=[redacted]&since=x')), 'the request is logged without it')
@@ -105,8 +109,7 @@ t.test('an event ticket in a URL never reaches the logs', async t => {
 })
 
 t.test('an access token, a key or a password in a URL\'s query never reaches the logs, in any spelling', async t => {
-  const logs: string[] = []
-  const app = await build(t, { logs, env: { LOG_LEVEL: 'trace' } })
+  const { app, logs } = await traced(t)
   const secret = 'a-query-secret-that-must-stay-hidden'
   const urls = [
     `/api/me?access_token=${secret}`,
@@ -125,8 +128,7 @@ t.test('an access token, a key or a password in a URL\'s query never reaches the
 })
 
 t.test('a calendar feed\'s token in a URL never reaches the logs', async t => {
-  const logs: string[] = []
-  const app = await build(t, { logs, env: { LOG_LEVEL: 'trace' } })
+  const { app, logs } = await traced(t)
   const token = 'a-feed-token-that-must-stay-secret-0123456'
   for (const url of [`/api/calendar/${token}.ics`, `/api/calendar/${token}.ics?x=1`, `/api/calendar/${token}/more`, `/api/%63alendar/${token}.ics`]) {
     const res = await app.inject({ method: 'GET', url })

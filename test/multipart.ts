@@ -1,3 +1,6 @@
+import sharp from 'sharp'
+import { call, type App, type Pair } from './helper'
+
 export interface Part {
   name: string
   value: string | Buffer
@@ -22,4 +25,17 @@ export function form (parts: Part[]): { payload: Buffer, headers: Record<string,
 /** The `file` part of an upload. */
 export function file (value: Buffer, filename: string, type: string): Part {
   return { name: 'file', value, filename, type }
+}
+
+/** POSTs a multipart body of `parts` through the real app, as a signed-in user or (null) as nobody. */
+export function postForm (app: App, pair: Pair | null, url: string, parts: Part[]) {
+  const body = form(parts)
+  return call(app, pair, 'POST', url, body.payload, body.headers)
+}
+
+export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif'
+
+/** An image of one colour in the given format. */
+export async function solidImage (format: ImageFormat, width: number, height: number, background: { r: number, g: number, b: number }): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background } }).toFormat(format).toBuffer()
 }

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { resourceId } from '../lib/fhir'
 import { issuesOf } from './fhir-validate'
-import { build, call, changesSince, familyOf, got as get, household, made, register } from './helper'
+import { build, call, changesSince, familyOf, got as get, household, made, refusesEach, register, type Refusal } from './helper'
 import { importArchive, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -248,7 +248,7 @@ t.test('bad input is a 400 naming the field, and nothing is written', async t =>
   const base = `/api/illnesses/${illness.id}/temperatures`
   const future = new Date(Date.now() + 2 * 86400000).toISOString()
   const soon = new Date(Date.now() + 12 * 3600000).toISOString()
-  const cases: Array<[string, Json, string, RegExp?]> = [
+  const cases: Refusal[] = [
     ['not a timestamp', { takenAt: 'yesterday', temperatureC: 38 }, '/body/takenAt'],
     ['a date only', { takenAt: '2024-03-02', temperatureC: 38 }, '/body/takenAt', /^must be a date and time/],
     ['a time without its zone', { takenAt: '2024-03-02T08:00:00', temperatureC: 38 }, '/body/takenAt'],
@@ -266,14 +266,7 @@ t.test('bad input is a 400 naming the field, and nothing is written', async t =>
     ['an unknown field', { takenAt: '2024-03-02T08:00:00Z', temperatureC: 38, childId: 1 }, '/body/childId'],
     ['notes too long', { takenAt: '2024-03-02T08:00:00Z', temperatureC: 38, notes: 'x'.repeat(10001) }, '/body/notes']
   ]
-  for (const [what, payload, path, message] of cases) {
-    const res = await call(app, owner, 'POST', base, payload)
-    t.equal(res.statusCode, 400, `${what}: ${res.body}`)
-    t.equal(res.json().code, 'VALIDATION_ERROR')
-    const issue = res.json().details.issues.find((item: Json) => item.path === path)
-    t.ok(issue, `${what}: names ${path}`)
-    if (message !== undefined) t.match(issue?.message, message)
-  }
+  await refusesEach(t, app, owner, base, cases)
   t.equal((await app.sql`select count(*)::int as n from temperatures`)[0].n, 0, 'nothing was written')
 
   const edges = [
