@@ -10,42 +10,37 @@ function gate (log: string[], name: string) {
 
 const tick = () => new Promise(resolve => setImmediate(resolve))
 
-t.test('keys are served in turns, one job each', async t => {
-  const queue = new FairQueue(1, 100)
+/**
+ * Queues a gated job of each name, keyed by the name's first letter, and
+ * lets the latest started one end, one at a time, until all have run:
+ * the results, and the order in which the jobs started.
+ */
+async function runInTurns (queue: FairQueue, names: string[]): Promise<{ results: string[], log: string[] }> {
   const log: string[] = []
   const gates = new Map<string, ReturnType<typeof gate>>()
   const results: Array<Promise<string>> = []
-  // z holds the one slot while the others queue: a floods first, b and c come after.
-  for (const name of ['z1', 'a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2']) {
+  for (const name of names) {
     const g = gate(log, name)
     gates.set(name, g)
     results.push(queue.run(name[0], g.job))
   }
-  for (let i = 0; i < 8; i += 1) {
+  for (let i = 0; i < names.length; i += 1) {
     await tick()
     gates.get(log[log.length - 1])?.open()
     await tick()
   }
-  t.same(await Promise.all(results), ['z1', 'a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2'])
+  return { results: await Promise.all(results), log }
+}
+
+t.test('keys are served in turns, one job each', async t => {
+  // z holds the one slot while the others queue: a floods first, b and c come after.
+  const { results, log } = await runInTurns(new FairQueue(1, 100), ['z1', 'a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2'])
+  t.same(results, ['z1', 'a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2'])
   t.same(log, ['z1', 'a1', 'b1', 'c1', 'a2', 'b2', 'a3', 'a4'], 'a flood of a waits behind one job of each other key')
 })
 
 t.test('a key that comes while another key\'s job waits goes ahead of it: it waits only for the job running', async t => {
-  const queue = new FairQueue(1, 2)
-  const log: string[] = []
-  const gates = new Map<string, ReturnType<typeof gate>>()
-  const results: Array<Promise<string>> = []
-  for (const name of ['a1', 'a2', 'b1']) {
-    const g = gate(log, name)
-    gates.set(name, g)
-    results.push(queue.run(name[0], g.job))
-  }
-  for (let i = 0; i < 3; i += 1) {
-    await tick()
-    gates.get(log[log.length - 1])?.open()
-    await tick()
-  }
-  await Promise.all(results)
+  const { log } = await runInTurns(new FairQueue(1, 2), ['a1', 'a2', 'b1'])
   t.same(log, ['a1', 'b1', 'a2'], 'b waits for a1, which was running, and not for a2, which was waiting')
 })
 
