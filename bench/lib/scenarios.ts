@@ -63,21 +63,26 @@ export function listVisits (world: World): Load {
 
 let fresh = 0
 
-/**
- * The measurements list, every request with a URL of its own (an ignored
- * query parameter): its answer cannot be in the cache, as right after a write
- * of the child, and is read from the database each time.
- */
-export function listMisses (world: World): Load {
+/** GETs of every child's `path`, each with a URL of its own (an ignored query parameter), so that no answer can come from the cache. */
+function misses (world: World, path: (childId: number) => string): Load {
   return {
     url: world.serviceUrl,
     connections: settings.connections,
     requests: connection => everyChild(world, connection, child => ({
       method: 'GET',
       headers: bearer(world, child),
-      setupRequest: request => ({ ...request, path: `${measurementsPath(child.id)}&fresh=${fresh++}` })
+      setupRequest: request => ({ ...request, path: `${path(child.id)}&fresh=${fresh++}` })
     }))
   }
+}
+
+/**
+ * The measurements list, every request with a URL of its own (an ignored
+ * query parameter): its answer cannot be in the cache, as right after a write
+ * of the child, and is read from the database each time.
+ */
+export function listMisses (world: World): Load {
+  return misses(world, measurementsPath)
 }
 
 /**
@@ -107,15 +112,7 @@ export function listNotModified (world: World): Load {
 
 /** The growth of every child on a chart (the child's, WHO's), every request with a URL of its own: scored afresh each time. */
 export function growthMisses (world: World, reference = 'who'): Load {
-  return {
-    url: world.serviceUrl,
-    connections: settings.connections,
-    requests: connection => everyChild(world, connection, child => ({
-      method: 'GET',
-      headers: bearer(world, child),
-      setupRequest: request => ({ ...request, path: `/api/children/${child.id}/growth?reference=${reference}&fresh=${fresh++}` })
-    }))
-  }
+  return misses(world, childId => `/api/children/${childId}/growth?reference=${reference}`)
 }
 
 /** The growth of every child on a chart (the child's, WHO's, by default). */
