@@ -51,6 +51,19 @@ t.test('families: create, read, list, rename, delete', async t => {
   t.equal((await call(app, ada, 'GET', '/api/families/0')).statusCode, 400)
 })
 
+/** The calls only a family's owner may make: on the family, on the member `userId`, and on its invites. */
+function managing (family: number, userId: number, invite: { email: string, role: string }): Array<[string, string, unknown?]> {
+  return [
+    ['PATCH', `/api/families/${family}`, { name: 'x' }],
+    ['DELETE', `/api/families/${family}`],
+    ['PATCH', `/api/families/${family}/members/${userId}`, { role: 'viewer' }],
+    ['DELETE', `/api/families/${family}/members/${userId}`],
+    ['GET', `/api/families/${family}/invites`],
+    ['POST', `/api/families/${family}/invites`, invite],
+    ['DELETE', `/api/families/${family}/invites/1`]
+  ]
+}
+
 t.test('two families see nothing of each other', async t => {
   const app = await build(t, { env: OPEN })
   const a = await register(app)
@@ -59,17 +72,8 @@ t.test('two families see nothing of each other', async t => {
   const fb = familyOf(b)
   t.same((await call(app, a, 'GET', '/api/families')).json().data.map((f: any) => f.id), [fa])
   t.same((await call(app, b, 'GET', '/api/families')).json().data.map((f: any) => f.id), [fb])
-  for (const [method, url, payload] of [
-    ['GET', `/api/families/${fb}`],
-    ['PATCH', `/api/families/${fb}`, { name: 'Mine now' }],
-    ['DELETE', `/api/families/${fb}`],
-    ['GET', `/api/families/${fb}/members`],
-    ['PATCH', `/api/families/${fb}/members/${b.user.id}`, { role: 'viewer' }],
-    ['DELETE', `/api/families/${fb}/members/${b.user.id}`],
-    ['GET', `/api/families/${fb}/invites`],
-    ['POST', `/api/families/${fb}/invites`, { email: 'x@example.org', role: 'owner' }],
-    ['DELETE', `/api/families/${fb}/invites/1`]
-  ] as Array<[string, string, unknown?]>) {
+  const reads: Array<[string, string]> = [['GET', `/api/families/${fb}`], ['GET', `/api/families/${fb}/members`]]
+  for (const [method, url, payload] of [...reads, ...managing(fb, b.user.id, { email: 'x@example.org', role: 'owner' })]) {
     const res = await call(app, a, method, url, payload)
     t.equal(res.statusCode, 403, `${method} ${url}`)
     t.same(res.json(), { error: 'Access denied', code: 'FORBIDDEN', details: {} })
@@ -89,15 +93,7 @@ t.test('roles: a viewer and a member read, only an owner manages', async t => {
   for (const reader of [member, viewer]) {
     t.equal((await call(app, reader, 'GET', `/api/families/${family}`)).statusCode, 200)
     t.equal((await call(app, reader, 'GET', `/api/families/${family}/members`)).statusCode, 200)
-    for (const [method, url, payload] of [
-      ['PATCH', `/api/families/${family}`, { name: 'x' }],
-      ['DELETE', `/api/families/${family}`],
-      ['PATCH', `/api/families/${family}/members/${owner.user.id}`, { role: 'viewer' }],
-      ['DELETE', `/api/families/${family}/members/${owner.user.id}`],
-      ['GET', `/api/families/${family}/invites`],
-      ['POST', `/api/families/${family}/invites`, { email: 'y@example.org', role: 'member' }],
-      ['DELETE', `/api/families/${family}/invites/1`]
-    ] as Array<[string, string, unknown?]>) {
+    for (const [method, url, payload] of managing(family, owner.user.id, { email: 'y@example.org', role: 'member' })) {
       const res = await call(app, reader, method, url, payload)
       t.equal(res.statusCode, 403, `${reader === member ? 'member' : 'viewer'}: ${method} ${url}`)
       t.equal(res.json().error, 'Access denied')
