@@ -13,6 +13,7 @@ import { buildValidator } from './lib/validation'
 import { buildSerializer } from './lib/serialization'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
+import handover from './plugins/handover'
 import responseCache from './plugins/response-cache'
 import conditionalReads from './plugins/conditional-reads'
 import openapi from './plugins/openapi'
@@ -187,6 +188,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(validation)
   await app.register(security)
   await app.register(db, options.db ?? {})
+  await app.register(handover)
   await app.register(openapi, { schemas: namedSchemas })
   await app.register(growth)
   await app.register(responseCache)

@@ -1,16 +1,21 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { afterCommit } from '../db/ambient'
 import type { Config } from '../io/config'
 import { removeAfterCommit, type StoredNames } from '../io/stored-files'
 
+/** A request's work: its log, and how it runs something once committed. */
+export interface Committing {
+  log: Pick<FastifyBaseLogger, 'warn'>
+  afterCommit: (effect: () => unknown) => Promise<void>
+}
+
 /**
- * Removes stored files whose rows the running work deleted, once it has
- * committed: at once after a transaction of its own, after the outermost
- * commit inside an ambient one (a batch, a request with an Idempotency-Key),
- * and never when that rolls back, so that a row that comes back keeps its file.
+ * Removes stored files whose rows the request deleted, once its work has
+ * committed: at once after a transaction of its own, after the commit of the
+ * transaction it is held in (a batch's, an Idempotency-Key's), and never
+ * when that rolls back, so that a row that comes back keeps its file.
  */
 export async function removeWhenCommitted (
-  config: Pick<Config, 'uploadDir' | 'avatarDir'>, log: Pick<FastifyBaseLogger, 'warn'>, names: StoredNames, message: string
+  work: Committing, config: Pick<Config, 'uploadDir' | 'avatarDir'>, names: StoredNames, message: string
 ): Promise<void> {
-  await afterCommit(async () => await removeAfterCommit(config, log, names, message))
+  await work.afterCommit(async () => await removeAfterCommit(config, work.log, names, message))
 }

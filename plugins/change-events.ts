@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { afterCommit } from '../db/ambient'
 import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 import { Announcer } from './change-announcer'
 import { EventHub } from './event-hub'
@@ -39,7 +38,7 @@ export default fp(async function changeEvents (fastify) {
   fastify.addHook('onResponse', (request, reply, done) => {
     const familyId = scopeOf(request)?.familyId
     if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400 && typeof familyId === 'number') {
-      void afterCommit(() => announce(familyId))
+      void request.afterCommit(() => announce(familyId))
     }
     done()
   })
@@ -62,4 +61,4 @@ export default fp(async function changeEvents (fastify) {
   fastify.addHook('onClose', async () => {
     await settledWithin(listening.stop(), 1000)
   })
-}, { name: 'change-events', dependencies: ['db', 'config', 'access'] })
+}, { name: 'change-events', dependencies: ['db', 'config', 'access', 'handover'] })

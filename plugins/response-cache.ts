@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { afterCommit } from '../db/ambient'
 import { ByteLru } from '../lib/byte-lru'
 
 interface Cached {
@@ -80,8 +79,8 @@ export default fp(async function responseCache (fastify) {
     const key = request.cacheKey
     if (key !== null && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
       // An answer read inside a transaction is kept only once that has committed: its ETag names data that could roll back.
-      void afterCommit(() => cache.set(key.url, key.etag, payload))
+      void request.afterCommit(() => cache.set(key.url, key.etag, payload))
     }
     done(null, payload)
   })
-}, { name: 'response-cache', dependencies: ['config'] })
+}, { name: 'response-cache', dependencies: ['config', 'handover'] })

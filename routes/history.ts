@@ -39,7 +39,7 @@ export function historyRoute (fastify: FastifyInstance, route: HistoryRoute): vo
   }, async request => {
     const { id } = request.params as { id: number }
     return await pageOf(request.query as PageRequest, async page => {
-      const { rows, total } = await historyOf(fastify.sql, route.kind, id, page)
+      const { rows, total } = await historyOf(request.db, route.kind, id, page)
       const entries = rows.map(entry => ({
         version: entry.version,
         op: entry.op,

@@ -18,7 +18,7 @@ import { pageOf } from '../list'
  * children's data stays behind the family scope, for administrators too.
  */
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const security = [{ bearer: [] }]
   const tags = ['admin']
 
@@ -35,7 +35,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const { q, sort } = request.query
     const order = parseSort<FamilySortField>(sort, [])
-    return await pageOf(request.query, page => listAllFamilies(sql, request.user.id, { ...page, q, sort: order }))
+    return await pageOf(request.query, page => listAllFamilies(request.db, request.user.id, { ...page, q, sort: order }))
   })
 
   fastify.get('/api/admin/families/:id', {
@@ -50,7 +50,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const { id } = request.params
     // One snapshot, so that the member count and the members agree.
-    return sql.begin('read only isolation level repeatable read', async tx => {
+    return request.db.begin('read only isolation level repeatable read', async tx => {
       const family = await findFamily(tx, request.user.id, id)
       if (family === undefined) throw new errors.notFound('Family')
       return { ...family, members: await familyMembers(tx, id) }
@@ -71,7 +71,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const { id } = request.params
     const { userId, role } = request.body
-    const member = await sql.begin(async tx => {
+    const member = await request.db.begin(async tx => {
       if (!(await lockFamily(tx, id))) throw new errors.notFound('Family')
       if (await findUser(tx, userId) === undefined) throw new errors.notFound('User')
       if (!(await insertMember(tx, id, userId, role))) throw new errors.alreadyMember('The user is already a member of this family')
@@ -92,7 +92,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { id, userId } = request.params
-    await sql.begin(async tx => {
+    await request.db.begin(async tx => {
       if (!(await lockFamily(tx, id))) throw new errors.notFound('Family')
       const standing = await lockedStanding(tx, id, userId)
       if (losesLastOwner(standing, null, true)) {
@@ -114,9 +114,9 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    const files = await sql.begin(tx => deleteFamilyWithContents(tx, request.params.id))
+    const files = await request.db.begin(tx => deleteFamilyWithContents(tx, request.params.id))
     if (files === undefined) throw new errors.notFound('Family')
-    await removeWhenCommitted(config, request.log, files, 'stored files could not be removed')
+    await removeWhenCommitted(request, config, files, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

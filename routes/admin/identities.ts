@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { Db } from '../../db/client'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
 import { listIdentities, unlinkIdentity } from '../../sql/oidc'
@@ -16,12 +17,11 @@ import { pageOf } from '../list'
  * the removal of a wrong link.
  */
 const identities: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql } = fastify
   const security = [{ bearer: [] }]
   const tags = ['admin']
 
-  async function existing (id: number): Promise<void> {
-    if (await findUser(sql, id) === undefined) throw new errors.notFound('User')
+  async function existing (db: Db, id: number): Promise<void> {
+    if (await findUser(db, id) === undefined) throw new errors.notFound('User')
   }
 
   fastify.post('/api/admin/users/:id/identity-link', {
@@ -41,8 +41,8 @@ const identities: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     providerConfigured(fastify)
     const redirect = checkedRedirect(request.body.redirect ?? '/', '/body/redirect')
-    await existing(request.params.id)
-    const link = await issueLink(fastify, { userId: request.params.id, madeBy: 'admin', browser: null, redirect })
+    await existing(request.db, request.params.id)
+    const link = await issueLink(fastify, request.db, { userId: request.params.id, madeBy: 'admin', browser: null, redirect })
     return reply.code(201).header('cache-control', 'no-store').send(link)
   })
 
@@ -58,8 +58,8 @@ const identities: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { id } = request.params
-    await existing(id)
-    return await pageOf(request.query, page => listIdentities(sql, id, page))
+    await existing(request.db, id)
+    return await pageOf(request.query, page => listIdentities(request.db, id, page))
   })
 
   fastify.delete('/api/admin/users/:id/identities/:identityId', {
@@ -74,7 +74,7 @@ const identities: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { id, identityId } = request.params
-    if (!(await unlinkIdentity(sql, id, identityId))) throw new errors.notFound('Identity')
+    if (!(await unlinkIdentity(request.db, id, identityId))) throw new errors.notFound('Identity')
     return reply.code(204).send(null)
   })
 }

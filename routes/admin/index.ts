@@ -14,7 +14,6 @@ import users from './users'
  * request's schema, like every other access check.
  */
 const admin: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql } = fastify
 
   // No personal access token administers (plugins/token-rules.ts).
   fastify.addHook('onRoute', route => {
@@ -33,7 +32,7 @@ const admin: FastifyPluginAsyncTypebox = async function (fastify) {
       security: [{ bearer: [] }],
       response: { 200: Type.Ref('Stats'), ...errorResponses(401, 403) }
     }
-  }, async () => ({ ...(await getStats(sql)), responseCache: fastify.responses.stats() }))
+  }, async request => ({ ...(await getStats(request.db)), responseCache: fastify.responses.stats() }))
 
   await fastify.register(users)
   await fastify.register(identities)

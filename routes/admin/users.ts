@@ -24,7 +24,7 @@ function emailConflict (error: unknown): never {
 }
 
 const users: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const security = [{ bearer: [] }]
   const tags = ['admin']
 
@@ -42,7 +42,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const { q, sort } = request.query
     const order = parseSort<UserSortField>(sort, [{ field: 'createdAt', descending: false }])
-    return await pageOf(request.query, page => listAdminUsers(sql, { ...page, q, sort: order }))
+    return await pageOf(request.query, page => listAdminUsers(request.db, { ...page, q, sort: order }))
   })
 
   fastify.post('/api/admin/users', {
@@ -61,7 +61,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const { email, password, name, role } = request.body
     const passwordHash = await hashPassword(password, config.bcryptCost, passwordKey.user(request.user.id))
-    const user = await sql.begin(async tx => {
+    const user = await request.db.begin(async tx => {
       if (await emailTaken(tx, email)) throw new errors.emailTaken()
       const { id } = await insertUser(tx, { email, name, passwordHash, role: role ?? 'user' })
       return account(tx, id)
@@ -78,7 +78,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       params: UserParams,
       response: { 200: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 404) }
     }
-  }, async request => account(sql, request.params.id))
+  }, async request => account(request.db, request.params.id))
 
   fastify.patch('/api/admin/users/:id', {
     schema: {
@@ -94,7 +94,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const { id } = request.params
     const changes = request.body
-    return sql.begin(async tx => {
+    return request.db.begin(async tx => {
       const current = await lockAccount(tx, id)
       if (current === undefined) throw new errors.notFound('User')
       if (changes.email !== undefined && await emailTaken(tx, changes.email, id)) throw new errors.emailTaken()
@@ -123,9 +123,9 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { id } = request.params
-    if (await findUser(sql, id) === undefined) throw new errors.notFound('User')
+    if (await findUser(request.db, id) === undefined) throw new errors.notFound('User')
     const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost, passwordKey.user(request.user.id))
-    await sql.begin(async tx => {
+    await request.db.begin(async tx => {
       await setPasswordHash(tx, id, passwordHash)
       await revokeUserSessions(tx, id)
     })
@@ -145,7 +145,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const files = await sql.begin(async tx => {
+    const files = await request.db.begin(async tx => {
       const current = await lockAccount(tx, id)
       if (current === undefined) throw new errors.notFound('User')
       if (current.role === 'admin' && !current.disabled && await otherActiveAdmins(tx, id) === 0) {
@@ -165,7 +165,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       await deleteUser(tx, id)
       return names
     })
-    await removeWhenCommitted(config, request.log, files, 'stored files could not be removed')
+    await removeWhenCommitted(request, config, files, 'stored files could not be removed')
     return reply.code(204).send(null)
   })
 }

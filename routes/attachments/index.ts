@@ -16,7 +16,7 @@ import upload from './upload'
 import { pageOf } from '../list'
 
 const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const tags = ['attachments']
   const security = [{ bearer: [] }]
   const attachment = fastify.familyScope({ target: { record: 'attachments', at: 'params.id' }, name: 'Attachment', etag: 'version', ifMatch: true, cache: true })
@@ -35,9 +35,9 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { sort = '-createdAt', visitId, measurementId, illnessId } = request.query
-    const order = orderBy(sql, sort, attachmentSorts)
+    const order = orderBy(request.db, sort, attachmentSorts)
     const links = { visitId, measurementId, illnessId }
-    return await pageOf(request.query, page => listAttachments(sql, request.scope.childId as number, links, order, page))
+    return await pageOf(request.query, page => listAttachments(request.db, request.scope.childId as number, links, order, page))
   })
 
   fastify.get('/api/attachments/:id', {
@@ -51,7 +51,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       headers: ConditionalRead,
       response: { 200: WithETag(Type.Ref('Attachment'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
-  }, async request => found(await findAttachment(sql, request.params.id), 'Attachment'))
+  }, async request => found(await findAttachment(request.db, request.params.id), 'Attachment'))
 
   fastify.delete('/api/attachments/:id', {
     preHandler: attachment,
@@ -66,7 +66,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const id = request.params.id
-    const storedName = await sql.begin(async tx => {
+    const storedName = await request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
       const deleted = await deleteAttachment(tx, id, request.scope.expectedVersion)
       if (deleted !== undefined) return deleted
@@ -74,7 +74,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       if (version === undefined) throw new errors.notFound('Attachment')
       throw preconditionFailed(version)
     })
-    await removeWhenCommitted(config, request.log, { attachments: [storedName] }, 'the file of a deleted attachment could not be removed')
+    await removeWhenCommitted(request, config, { attachments: [storedName] }, 'the file of a deleted attachment could not be removed')
     return reply.code(204).send(null)
   })
 

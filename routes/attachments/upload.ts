@@ -14,7 +14,7 @@ const RECORD_NAMES: Record<AttachmentLink, string> = { visitId: 'visit', measure
 
 /** The upload route, in a scope of its own: only here is a multipart body accepted. */
 const upload: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   await fastify.register(multipart)
 
   fastify.post('/api/children/:childId/attachments', {
@@ -39,14 +39,14 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
     const childId = request.scope.childId as number
     const { visitId, measurementId, illnessId } = request.body
     const links: AttachmentLinks = { visitId, measurementId, illnessId }
-    const wrong = await foreignLinks(sql, childId, links)
+    const wrong = await foreignLinks(request.db, childId, links)
     if (wrong.length > 0) {
       throw withDetails(new errors.validation('The request is not valid'), {
         issues: wrong.map(field => ({ path: `/body/${field}`, message: `must be a ${RECORD_NAMES[field]} of the same child` }))
       })
     }
     const name = storedName(file.type.ext)
-    const created = await storeFile(file.path, config.uploadDir, name, () => sql.begin(async tx => {
+    const created = await storeFile(file.path, config.uploadDir, name, () => request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
       return insertAttachment(tx, childId, {
         ...links,

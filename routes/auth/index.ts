@@ -20,7 +20,7 @@ function loginAccount (request: FastifyRequest): string {
 }
 
 const auth: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql, tokens } = fastify
+  const { config, tokens } = fastify
   const rateLimit = { rateLimit: {} }
   await fastify.register(oidc)
 
@@ -41,7 +41,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     if (config.oidc?.only === true) throw new errors.passwordLoginDisabled()
     const { email, password, name, inviteToken } = request.body
     const passwordHash = await hashPassword(password, config.bcryptCost, passwordKey.email(email))
-    const pair = await sql.begin(async tx => {
+    const pair = await request.db.begin(async tx => {
       await lockForTransaction(tx, LOCKS.registration)
       const first = !(await anyUserExists(tx))
       if (!first && config.registration === 'closed') throw new errors.registrationClosed('Registration is closed')
@@ -76,9 +76,9 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async function (request) {
     const { email, password } = request.body
-    const account = await findCredentials(sql, email)
+    const account = await findCredentials(request.db, email)
     // Without a password check: whoever asks learns nothing of the password, nor, but for the first administrator, whether the account exists.
-    if (config.oidc?.only === true && (account === undefined || !(await passwordStillAllowed(sql, account.id)))) {
+    if (config.oidc?.only === true && (account === undefined || !(await passwordStillAllowed(request.db, account.id)))) {
       throw new errors.passwordLoginDisabled()
     }
     // An unknown account's check waits in the turn of its e-mail, as a known one's in its user's.
@@ -87,7 +87,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     if (account === undefined || !matches) throw new errors.invalidCredentials()
     if (account.disabled) throw new errors.accountDisabled()
     const { passwordHash: _hash, disabled: _disabled, ...user } = account
-    return sql.begin(async tx => {
+    return request.db.begin(async tx => {
       return startSession(fastify, tx, request, user)
     })
   })
@@ -105,7 +105,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async function (request) {
     const claims = tokens.readRefresh(request.body.refreshToken)
-    const outcome = await sql.begin(async tx => {
+    const outcome = await request.db.begin(async tx => {
       const stored = await lockRefreshToken(tx, tokens.hash(request.body.refreshToken))
       if (stored === undefined || stored.userId !== claims.userId || stored.sessionId !== claims.sessionId ||
           stored.sessionRevoked || stored.sessionExpired) {
@@ -150,7 +150,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
         if (claims.userId === id) other = claims.sessionId
       } catch {}
     }
-    await sql.begin(async tx => {
+    await request.db.begin(async tx => {
       await revokeSession(tx, sessionId)
       if (other !== null) await revokeSession(tx, other)
     })

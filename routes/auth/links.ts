@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { Db } from '../../db/client'
 import { randomBytes } from 'node:crypto'
 import { errors, invalidRequest } from '../../lib/errors'
 import { frontEndPath, linkStartUrl } from '../../lib/oidc/redirect'
@@ -25,12 +26,12 @@ export function checkedRedirect (raw: string, at: string): string {
  * to `browser`, the browser that asked for it.
  */
 export async function issueLink (
-  fastify: FastifyInstance, link: { userId: number, madeBy: LinkMaker, browser: string | null, redirect: string }
+  fastify: FastifyInstance, db: Db, link: { userId: number, madeBy: LinkMaker, browser: string | null, redirect: string }
 ): Promise<{ url: string, expiresAt: Date }> {
-  const { config, sql, tokens } = fastify
+  const { config, tokens } = fastify
   const token = randomBytes(32).toString('base64url')
   const browserHash = link.browser === null ? null : tokens.hash(link.browser)
-  const expiresAt = await saveLink(sql, { userId: link.userId, madeBy: link.madeBy, tokenHash: tokens.hash(token), browserHash }, LINK_TTL[link.madeBy])
+  const expiresAt = await saveLink(db, { userId: link.userId, madeBy: link.madeBy, tokenHash: tokens.hash(token), browserHash }, LINK_TTL[link.madeBy])
   // PUBLIC_URL is set whenever a provider is (io/oidc-config.ts).
   return { url: linkStartUrl(config.publicUrl ?? '', link.redirect, token), expiresAt }
 }

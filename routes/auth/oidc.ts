@@ -27,7 +27,7 @@ const CODE_TTL = 60
  * that no token travels in a URL.
  */
 const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql, tokens } = fastify
+  const { config, tokens } = fastify
   const settings = config.oidc
   // PUBLIC_URL is set whenever a provider is (io/oidc-config.ts).
   const publicUrl = config.publicUrl ?? ''
@@ -43,7 +43,7 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
 
   /** Whether a link token may start a sign-in in this browser: open, of an enabled user, and the user's own only in the browser that asked for it. */
   async function linkOpens (linkHash: string, request: FastifyRequest): Promise<boolean> {
-    const link = await findOpenLink(sql, linkHash)
+    const link = await findOpenLink(request.db, linkHash)
     if (link === undefined || link.disabled) return false
     const browser = browserOf(request)
     return link.browserHash === null || (browser !== null && tokens.hash(browser) === link.browserHash)
@@ -97,7 +97,7 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       return back(reply, redirect, `oidcError=${error.code}`)
     }
     const browser = browserOrNew(request)
-    await insertFlow(sql, {
+    await insertFlow(request.db, {
       stateHash: tokens.hash(checks.state),
       browserHash: tokens.hash(browser),
       codeVerifier: checks.codeVerifier,
@@ -134,7 +134,7 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
     const found = configured()
     const { state } = request.query
     const browser = browserOf(request)
-    const flow = state === undefined || browser === null ? undefined : await takeFlow(sql, tokens.hash(state), tokens.hash(browser))
+    const flow = state === undefined || browser === null ? undefined : await takeFlow(request.db, tokens.hash(state), tokens.hash(browser))
     if (flow === undefined || state === undefined) return back(reply, '/', 'oidcError=OIDC_STATE_INVALID')
     const query = request.url.slice(request.url.indexOf('?'))
     let identity
@@ -146,11 +146,11 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       return back(reply, flow.redirect, `oidcError=${error.code}`)
     }
     const { linkHash } = flow
-    const signedIn = await sql.begin(async (tx): Promise<{ userId: number } | { refused: string }> =>
+    const signedIn = await request.db.begin(async (tx): Promise<{ userId: number } | { refused: string }> =>
       linkHash === null ? accountOf(tx, identity, config.registration) : linkedAccount(tx, identity, linkHash))
     if ('refused' in signedIn) return back(reply, flow.redirect, `oidcError=${signedIn.refused}`)
     const code = randomBytes(32).toString('base64url')
-    await insertCode(sql, tokens.hash(code), signedIn.userId, CODE_TTL)
+    await insertCode(request.db, tokens.hash(code), signedIn.userId, CODE_TTL)
     return back(reply, flow.redirect, `oidcCode=${code}`)
   })
 
@@ -167,12 +167,12 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 403, 429) }
     }
   }, async request => {
-    const userId = await takeCode(sql, tokens.hash(request.body.code))
-    const account = userId === undefined ? undefined : await findCredentialsById(sql, userId)
+    const userId = await takeCode(request.db, tokens.hash(request.body.code))
+    const account = userId === undefined ? undefined : await findCredentialsById(request.db, userId)
     if (account === undefined) throw new errors.oidcCodeInvalid()
     if (account.disabled) throw new errors.accountDisabled()
     const { passwordHash: _hash, disabled: _disabled, ...user } = account
-    return sql.begin(tx => startSession(fastify, tx, request, user))
+    return request.db.begin(tx => startSession(fastify, tx, request, user))
   })
 }
 

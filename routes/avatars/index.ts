@@ -9,7 +9,7 @@ import upload from './upload'
 
 /** A child's avatar: set by upload, removed on request; the file goes after the commit. */
 const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
 
   fastify.delete('/api/children/:id/avatar', {
     preHandler: fastify.familyScope({ target: { child: 'params.id' }, name: 'Child' }),
@@ -22,12 +22,12 @@ const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    const previous = await sql.begin(async tx => {
+    const previous = await request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
       return removeAvatar(tx, request.params.id)
     })
     if (previous !== null) {
-      await removeWhenCommitted(config, request.log, { avatars: [previous] }, 'a removed avatar\'s file could not be deleted')
+      await removeWhenCommitted(request, config, { avatars: [previous] }, 'a removed avatar\'s file could not be deleted')
     }
     return reply.code(204).send(null)
   })

@@ -23,7 +23,7 @@ const RETRY_AFTER = 5
  * goes after the commit.
  */
 const upload: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   await fastify.register(multipart)
 
   fastify.post('/api/children/:id/avatar', {
@@ -58,14 +58,14 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
     }
     request.upload = file
     const name = storedName(file.type.ext)
-    const replaced = await storeFile(file.path, config.avatarDir, name, () => sql.begin(async tx => {
+    const replaced = await storeFile(file.path, config.avatarDir, name, () => request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
       const row = await replaceAvatar(tx, request.params.id, name, file.size)
       if (row === undefined) throw new errors.notFound('Child')
       return row
     }))
     if (replaced.previous !== null) {
-      await removeWhenCommitted(config, request.log, { avatars: [replaced.previous] }, 'a replaced avatar\'s file could not be deleted')
+      await removeWhenCommitted(request, config, { avatars: [replaced.previous] }, 'a replaced avatar\'s file could not be deleted')
     }
     return { avatarUrl: avatarUrl(name) }
   })

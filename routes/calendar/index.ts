@@ -23,7 +23,7 @@ const tags = ['calendar']
  * visits and vaccine due dates as iCalendar. Only a hash of each link's token is kept.
  */
 const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql, tokens } = fastify
+  const { tokens } = fastify
   const bearer = [{ bearer: [] }]
 
   fastify.post('/api/me/calendar-feeds', {
@@ -42,7 +42,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const userId = request.user.id
     const token = randomBytes(32).toString('base64url')
-    const feed = await sql.begin(async tx => {
+    const feed = await request.db.begin(async tx => {
       if (await lockFeedCount(tx, userId) >= FEEDS_PER_USER) {
         throw new errors.conflict(`A user may have at most ${FEEDS_PER_USER} calendar feeds: delete one first`)
       }
@@ -61,7 +61,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('CalendarFeedList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    return await pageOf(request.query, page => listFeeds(sql, callerOf(request.user), page))
+    return await pageOf(request.query, page => listFeeds(request.db, callerOf(request.user), page))
   })
 
   fastify.delete('/api/me/calendar-feeds/:id', {
@@ -75,7 +75,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    if (!(await deleteOwnFeed(sql, callerOf(request.user), request.params.id))) throw new errors.notFound('Calendar feed')
+    if (!(await deleteOwnFeed(request.db, callerOf(request.user), request.params.id))) throw new errors.notFound('Calendar feed')
     return reply.code(204).send(null)
   })
 }
@@ -87,7 +87,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
  * any path under /api/calendar included), the answer is the same 404.
  */
 export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql, tokens } = fastify
+  const { tokens } = fastify
 
   fastify.setNotFoundHandler(async () => {
     throw new errors.notFound('Calendar feed')
@@ -113,7 +113,7 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
     }
   }, async (request, reply) => {
     const match = FEED_FILE.exec(request.params.file)
-    const content = match === null ? undefined : await readFeed(sql, tokens.hash(match[1]))
+    const content = match === null ? undefined : await readFeed(request.db, tokens.hash(match[1]))
     if (content === undefined) throw new errors.notFound('Calendar feed')
     return reply
       .header('cache-control', 'private, no-store')

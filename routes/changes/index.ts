@@ -17,7 +17,6 @@ function badCursor (message: string): Error {
  * ended, so none can later appear before a cursor already handed out.
  */
 const changes: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql } = fastify
 
   fastify.get('/api/families/:id/changes', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, etag: 'family' }),
@@ -37,7 +36,7 @@ const changes: FastifyPluginAsyncTypebox = async function (fastify) {
     const { since } = request.query
     // The validator fills in the schema's default.
     const limit = request.query.limit as number
-    const clock = await familyClock(sql, familyId)
+    const clock = await familyClock(request.db, familyId)
     if (clock === undefined) throw new errors.notFound('Family')
     let after: Position = START
     if (since !== undefined) {
@@ -47,7 +46,7 @@ const changes: FastifyPluginAsyncTypebox = async function (fastify) {
       if (cursor.epoch !== clock.epoch) throw badCursor('is from before the family\'s data was restored: read the changes again without since')
       after = { xid: cursor.xid, seq: cursor.seq }
     }
-    const rows = await changesAfter(sql, familyId, after, limit + 1)
+    const rows = await changesAfter(request.db, familyId, after, limit + 1)
     const data = rows.slice(0, limit).map(row => presentChange(row, clock.epoch, request.scope.role))
     return {
       data,

@@ -33,7 +33,7 @@ function checkGestation (child: Gestation): void {
 }
 
 const children: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const tags = ['children']
   const security = [{ bearer: [] }]
   const child = fastify.familyScope({ target: { child: 'params.id' }, etag: 'version', ifMatch: true, cache: true })
@@ -53,13 +53,13 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     const { familyId, sort = 'name' } = request.query
     if (familyId === undefined) {
       // Every family of the caller: the tag follows all of them and the memberships.
-      const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, callerOf(request.user)))
+      const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(request.db, callerOf(request.user)))
       reply.header('etag', etag)
       if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
     }
-    const order = orderBy(sql, sort, childSorts)
+    const order = orderBy(request.db, sort, childSorts)
     const scope = familyId === undefined ? null : request.scope.familyId
-    return await pageOf(request.query, page => listChildren(sql, callerOf(request.user), scope, order, page))
+    return await pageOf(request.query, page => listChildren(request.db, callerOf(request.user), scope, order, page))
   })
 
   fastify.post('/api/children', {
@@ -77,7 +77,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     const { familyId: _familyId, ...fields } = request.body
     if (fields.dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
     checkGestation(fields)
-    const created = await sql.begin(async tx => {
+    const created = await request.db.begin(async tx => {
       await beginFamilyChange(tx, request.scope.familyId, request.user.id)
       return insertChild(tx, request.scope.familyId, fields)
     })
@@ -95,7 +95,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       headers: ConditionalRead,
       response: { 200: WithETag(Type.Ref('Child'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
-  }, async request => found(await findChild(sql, request.params.id), 'Child'))
+  }, async request => found(await findChild(request.db, request.params.id), 'Child'))
 
   fastify.put('/api/children/:id', {
     preHandler: child,
@@ -115,7 +115,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     const id = request.params.id
     if (dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
     checkGestation(request.body)
-    return sql.begin(async tx => {
+    return request.db.begin(async tx => {
       await lockForWrite(tx, request, id)
       await checkBirth(tx, id, dateOfBirth)
       return await replaceChild(tx, id, request.body) as NonNullable<Awaited<ReturnType<typeof replaceChild>>>
@@ -139,7 +139,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     const changes = request.body
     const id = request.params.id
     if (changes.dateOfBirth !== undefined && changes.dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
-    return sql.begin(async tx => {
+    return request.db.begin(async tx => {
       await lockForWrite(tx, request, id)
       const current = await findChild(tx, id) as NonNullable<Awaited<ReturnType<typeof findChild>>>
       if (Object.keys(changes).length === 0) return current
@@ -178,7 +178,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const id = request.params.id
-    const files = await sql.begin(async tx => {
+    const files = await request.db.begin(async tx => {
       await beginFamilyChange(tx, request.scope.familyId, request.user.id)
       const version = await lockChild(tx, id)
       if (version === undefined) throw new errors.notFound('Child')
@@ -186,7 +186,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       if (expected !== null && version !== expected) throw preconditionFailed(version)
       return deleteChild(tx, id)
     })
-    await removeWhenCommitted(config, request.log, files, 'stored files of a deleted child could not be removed')
+    await removeWhenCommitted(request, config, files, 'stored files of a deleted child could not be removed')
     return reply.code(204).send(null)
   })
 

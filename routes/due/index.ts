@@ -23,7 +23,6 @@ const DESCRIPTION = 'Two sources of items, told apart by `source`. ' +
 
 /** A child's vaccine doses due: from the latest dose of each vaccine, and from the child's schedule. */
 const due: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql } = fastify
 
   fastify.get('/api/children/:childId/due', {
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child', daily: true, cache: true }),
@@ -39,7 +38,7 @@ const due: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('DueVaccineList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    return await pageOf(request.query, page => dueVaccines(sql, request.params.childId, utcToday(), page))
+    return await pageOf(request.query, page => dueVaccines(request.db, request.params.childId, utcToday(), page))
   })
 }
 

@@ -40,7 +40,7 @@ function streamHeaders (reply: FastifyReply): FastifyReply {
  */
 const events: FastifyPluginAsyncTypebox = async function (fastify) {
   // The streams' registry and its listening connection serve these routes alone.
-  const { sql, tokens, changeEvents } = fastify
+  const { tokens, changeEvents } = fastify
   const tags = ['changes']
   const security = [{ bearer: [] }]
   const anyMember = fastify.familyScope({ target: { family: 'params.id' }, role: 'viewer' })
@@ -49,10 +49,10 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
   async function ticketOrBearer (request: FastifyRequest): Promise<void> {
     const ticket = (request.query as { ticket?: unknown }).ticket
     if (typeof ticket !== 'string' || ticket === '') return fastify.authenticate(request)
-    const redeemed = await redeemTicket(sql, tokens.hash(ticket))
+    const redeemed = await redeemTicket(request.db, tokens.hash(ticket))
     if (redeemed === undefined) throw new errors.unauthorized('The ticket is not valid: unknown, used or expired')
     if (String(redeemed.familyId) !== (request.params as { id?: string }).id) throw new errors.unauthorized('The ticket is for another family')
-    const [session] = await sessionsStillActive(sql, [redeemed.sessionId])
+    const [session] = await sessionsStillActive(request.db, [redeemed.sessionId])
     if (session === undefined) throw new errors.unauthorized('The session has ended')
     request.user = { id: session.userId, role: session.role, sessionId: session.id, token: session.token }
   }
@@ -75,7 +75,7 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const ticket = randomBytes(32).toString('base64url')
-    await createTicket(sql, {
+    await createTicket(request.db, {
       tokenHash: tokens.hash(ticket),
       userId: request.user.id,
       sessionId: request.user.sessionId,

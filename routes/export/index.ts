@@ -42,7 +42,7 @@ interface Started {
  * nothing else, and only its own user's count of open exports.
  */
 const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const tags = ['export']
   const security = [{ bearer: [] }]
   const building = new ExportSlots(config.exportConcurrency, OPEN_PER_USER)
@@ -124,13 +124,13 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
     const fhir = request.query.format === 'fhir'
     const childId = request.params.childId
     if (isHead(request)) {
-      const child = await readChild(sql, childId)
+      const child = await readChild(request.db, childId)
       if (child === undefined) throw new errors.notFound('Child')
       return headersOnly(childDownload(reply, child.name, today(), fhir))
     }
     const signal = disconnectSignal(reply)
     const { spool, built } = await begin(request, reply)
-    const { head, child } = await sql.begin(SNAPSHOT, async tx => {
+    const { head, child } = await request.db.begin(SNAPSHOT, async tx => {
       const head = exportHead(await exportSnapshot(tx))
       const child = await readChild(tx, childId)
       if (child === undefined) throw new errors.notFound('Child')
@@ -160,7 +160,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const familyId = request.scope.familyId
     if (isHead(request)) {
-      const family = await findFamily(sql, request.user.id, familyId)
+      const family = await findFamily(request.db, request.user.id, familyId)
       if (family === undefined) throw new errors.notFound('Family')
       return headersOnly(familyDownload(reply, family.name, today()))
     }
@@ -173,7 +173,7 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
       serviceVersion: config.version,
       log: request.log
     }
-    const spooled = await sql.begin(SNAPSHOT, async tx => {
+    const spooled = await request.db.begin(SNAPSHOT, async tx => {
       const snapshot = await exportSnapshot(tx)
       const family = await findFamily(tx, request.user.id, familyId)
       if (family === undefined) throw new errors.notFound('Family')

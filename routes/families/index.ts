@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { randomBytes } from 'node:crypto'
-import type { Tx } from '../../db/client'
+import type { Db, Tx } from '../../db/client'
 import { lockedStanding, losesLastOwner } from '../../domain/families'
 import { errors, found } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
@@ -24,7 +24,7 @@ import importRoute from './import-route'
 import { pageOf } from '../list'
 
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql, tokens } = fastify
+  const { tokens } = fastify
   const bearer = [{ bearer: [] }]
   const tags = ['families']
   await fastify.register(importRoute)
@@ -38,7 +38,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     if (expectedVersion !== null && clock.version !== expectedVersion) throw preconditionFailed(clock.version)
   }
 
-  const familyFor = async (userId: number, familyId: number) => found(await findFamily(sql, userId, familyId), 'Family')
+  const familyFor = async (db: Db, userId: number, familyId: number) => found(await findFamily(db, userId, familyId), 'Family')
 
   fastify.get('/api/families', {
     schema: {
@@ -51,10 +51,10 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('FamilyList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403) }
     }
   }, async (request, reply) => {
-    const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(sql, callerOf(request.user)))
+    const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(request.db, callerOf(request.user)))
     reply.header('etag', etag)
     if (noneMatch(request.headers['if-none-match'], etag)) return notModified(reply as FastifyReply)
-    return await pageOf(request.query, page => listFamiliesOf(sql, callerOf(request.user), page))
+    return await pageOf(request.query, page => listFamiliesOf(request.db, callerOf(request.user), page))
   })
 
   fastify.post('/api/families', {
@@ -69,7 +69,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 201: Type.Ref('Family'), ...errorResponses(400, 401, 403) }
     }
   }, async (request, reply) => {
-    const created = await sql.begin(async tx => {
+    const created = await request.db.begin(async tx => {
       await beginChange(tx, null, request.user.id)
       const { id } = await insertFamily(tx, request.body.name)
       await addMember(tx, id, request.user.id, 'owner')
@@ -89,7 +89,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       headers: ConditionalRead,
       response: { 200: WithETag(Type.Ref('Family'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
-  }, async request => familyFor(request.user.id, request.scope.familyId))
+  }, async request => familyFor(request.db, request.user.id, request.scope.familyId))
 
   fastify.patch('/api/families/:id', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', ifMatch: true }),
@@ -105,11 +105,11 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { familyId, expectedVersion } = request.scope
-    await sql.begin(async tx => {
+    await request.db.begin(async tx => {
       await beginFamilyWrite(tx, familyId, request.user.id, expectedVersion)
       await renameFamily(tx, familyId, request.body.name)
     })
-    return familyFor(request.user.id, familyId)
+    return familyFor(request.db, request.user.id, familyId)
   })
 
   fastify.delete('/api/families/:id', {
@@ -125,7 +125,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { familyId, expectedVersion } = request.scope
-    const deleted = await sql.begin(async tx => {
+    const deleted = await request.db.begin(async tx => {
       await beginFamilyWrite(tx, familyId, request.user.id, expectedVersion)
       return deleteEmptyFamily(tx, familyId)
     })
@@ -146,7 +146,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: WithETag(Type.Ref('MemberList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    return await pageOf(request.query, page => listMembers(sql, request.scope.familyId, page))
+    return await pageOf(request.query, page => listMembers(request.db, request.scope.familyId, page))
   })
 
   fastify.patch('/api/families/:id/members/:userId', {
@@ -164,7 +164,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const { familyId } = request.scope
     const { userId } = request.params
-    return sql.begin(async tx => {
+    return request.db.begin(async tx => {
       await beginFamilyChange(tx, familyId, request.user.id)
       const standing = await lockedStanding(tx, familyId, userId)
       if (losesLastOwner(standing, request.body.role)) {
@@ -188,7 +188,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const { familyId } = request.scope
     const { userId } = request.params
-    await sql.begin(async tx => {
+    await request.db.begin(async tx => {
       await beginFamilyChange(tx, familyId, request.user.id)
       const standing = await lockedStanding(tx, familyId, userId)
       if (losesLastOwner(standing, null)) throw new errors.lastOwner('The last owner cannot leave or be removed')
@@ -209,7 +209,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('InviteList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    return await pageOf(request.query, page => listOpenInvites(sql, request.scope.familyId, page))
+    return await pageOf(request.query, page => listOpenInvites(request.db, request.scope.familyId, page))
   })
 
   fastify.post('/api/families/:id/invites', {
@@ -228,7 +228,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
     const { familyId } = request.scope
     const { email, role } = request.body
     const token = randomBytes(32).toString('base64url')
-    const invite = await sql.begin(async tx => {
+    const invite = await request.db.begin(async tx => {
       if (await isMemberByEmail(tx, familyId, email)) throw new errors.alreadyMember('That e-mail already belongs to a member of the family')
       return createInvite(tx, { familyId, email, role, tokenHash: tokens.hash(token), invitedBy: request.user.id })
     })
@@ -246,7 +246,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    if (!(await revokeInvite(sql, request.scope.familyId, request.params.inviteId))) throw new errors.notFound('Invite')
+    if (!(await revokeInvite(request.db, request.scope.familyId, request.params.inviteId))) throw new errors.notFound('Invite')
     return reply.code(204).send(null)
   })
 

@@ -9,7 +9,6 @@ import { Growth, GrowthPoint, GrowthScore } from '../../lib/growth/schemas'
 import { GrowthParams, GrowthQuery } from './schemas'
 
 const growth: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql } = fastify
   for (const schema of [GrowthScore, GrowthPoint, Growth]) fastify.addSchema(schema)
 
   fastify.get('/api/children/:childId/growth', {
@@ -40,8 +39,8 @@ const growth: FastifyPluginAsyncTypebox = async function (fastify) {
     const { from, to } = request.query
     // The trends of the first points in range compare them with measurements before it.
     const [child, measurements] = await Promise.all([
-      growthChild(sql, childId),
-      growthMeasurements(sql, childId, from ?? null, to ?? null, Math.ceil(CROSSING_MAX_DAYS))
+      growthChild(request.db, childId),
+      growthMeasurements(request.db, childId, from ?? null, to ?? null, Math.ceil(CROSSING_MAX_DAYS))
     ])
     const { tables, options } = fastify.growth.charts((request.query.reference as GrowthReference | undefined) ?? child.growthReference)
     const growth = childGrowth(tables, { id: childId, ...child }, measurements, options)

@@ -13,7 +13,7 @@ import { AcceptBody } from './schemas'
  * with its own hooks, in that order.
  */
 const invites: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql, tokens } = fastify
+  const { tokens } = fastify
 
   fastify.post('/api/invites/accept', {
     onRequest: [fastify.rateLimit({}), fastify.authenticate],
@@ -30,7 +30,7 @@ const invites: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const userId = request.user.id
-    return sql.begin(async tx => {
+    return request.db.begin(async tx => {
       const invite = await findOpenInvite(tx, tokens.hash(request.body.token), { userId })
       if (invite === undefined) throw new errors.inviteInvalid()
       await beginFamilyChange(tx, invite.familyId, userId)

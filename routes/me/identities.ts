@@ -7,7 +7,6 @@ import { pageOf } from '../list'
 
 /** The identities of the identity provider linked to the user's account; no personal access token reads them. */
 const identities: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql } = fastify
   const security = [{ bearer: [] }]
   const tags = ['me']
 
@@ -22,7 +21,7 @@ const identities: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('IdentityList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    return await pageOf(request.query, page => listIdentities(sql, request.user.id, page))
+    return await pageOf(request.query, page => listIdentities(request.db, request.user.id, page))
   })
 }
 

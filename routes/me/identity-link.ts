@@ -14,7 +14,7 @@ import { IdentityLinkBody } from './schemas'
  * with the password change's hooks (./password-proof.ts), in the same counts.
  */
 const identityLink: FastifyPluginAsyncTypebox<{ checks: onRequestHookHandler[] }> = async function (fastify, { checks }) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const security = [{ bearer: [] }]
   const tags = ['me']
 
@@ -40,9 +40,9 @@ const identityLink: FastifyPluginAsyncTypebox<{ checks: onRequestHookHandler[] }
     providerConfigured(fastify)
     const redirect = checkedRedirect(request.body.redirect, '/body/redirect')
     const userId = request.user.id
-    await proveCurrentPassword(sql, userId, request.body.currentPassword, () => new errors.passwordNotSet())
+    await proveCurrentPassword(request.db, userId, request.body.currentPassword, () => new errors.passwordNotSet())
     const browser = browserOrNew(request)
-    const link = await issueLink(fastify, { userId, madeBy: 'user', browser, redirect })
+    const link = await issueLink(fastify, request.db, { userId, madeBy: 'user', browser, redirect })
     return keepBrowser(reply, config.publicUrl ?? '', browser, LINK_TTL.user).code(201).header('cache-control', 'no-store').send(link)
   })
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Db } from '../../db/client'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { errorResponses } from '../../lib/schemas'
@@ -14,7 +15,6 @@ import personalTokens from './tokens'
 import { pageOf } from '../list'
 
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql } = fastify
   const bearer = [{ bearer: [] }]
   // The account itself is out of any personal access token's reach.
   const config = { personalTokens: 'refused' as const }
@@ -22,10 +22,10 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   await fastify.register(identities)
 
   /** The user, and the families the request may see: a personal access token bound to a family sees that one. */
-  async function profile (caller: Caller) {
-    const user = await findUser(sql, caller.userId)
+  async function profile (db: Db, caller: Caller) {
+    const user = await findUser(db, caller.userId)
     if (user === undefined) throw new errors.unauthorized('The account no longer exists')
-    const families = await membershipsOf(sql, caller)
+    const families = await membershipsOf(db, caller)
     return { ...user, families }
   }
 
@@ -37,7 +37,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       response: { 200: Type.Ref('Me'), ...errorResponses(401, 403) }
     }
-  }, async request => profile(callerOf(request.user)))
+  }, async request => profile(request.db, callerOf(request.user)))
 
   // A new e-mail answers whether another account has it (409): it is limited like registering, per address and per account.
   const emailChangesByAddress = fastify.authLimit('email-change-address', request => request.ip)
@@ -48,7 +48,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
     preHandler: async request => {
       const { email } = request.body
       if (email === undefined) return
-      const current = await findUser(sql, request.user.id)
+      const current = await findUser(request.db, request.user.id)
       if (current === undefined || current.email === email) return
       await emailChangesByAddress(request)
       await emailChangesByAccount(request)
@@ -65,7 +65,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { id } = request.user
-    return sql.begin(async tx => {
+    return request.db.begin(async tx => {
       await beginChange(tx, null, id)
       if (request.body.email !== undefined && await emailTaken(tx, request.body.email, id)) throw new errors.emailTaken()
       return updateProfile(tx, id, request.body)
@@ -84,7 +84,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     return await pageOf(request.query, async page => {
-      const { rows, total } = await activeSessions(sql, request.user.id, page)
+      const { rows, total } = await activeSessions(request.db, request.user.id, page)
       return { rows: rows.map(session => ({ ...session, current: session.id === request.user.sessionId })), total }
     })
   })
@@ -100,7 +100,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Ended' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    if (!(await revokeOwnSession(sql, request.user.id, request.params.id))) throw new errors.notFound('Session')
+    if (!(await revokeOwnSession(request.db, request.user.id, request.params.id))) throw new errors.notFound('Session')
     return reply.code(204).send(null)
   })
 }

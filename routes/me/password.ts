@@ -14,7 +14,7 @@ import { PasswordBody } from './schemas'
  * (./password-proof.ts), in the same counts.
  */
 const password: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const checks = passwordChecks(fastify)
   await fastify.register(identityLink, { checks })
 
@@ -36,9 +36,9 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async (request, reply) => {
     const { id, sessionId } = request.user
     // An account made by signing in with the identity provider has no password to match.
-    await proveCurrentPassword(sql, id, request.body.currentPassword)
+    await proveCurrentPassword(request.db, id, request.body.currentPassword)
     const passwordHash = await hashPassword(request.body.newPassword, config.bcryptCost, passwordKey.user(id))
-    await sql.begin(async tx => {
+    await request.db.begin(async tx => {
       await setPasswordHash(tx, id, passwordHash)
       await revokeUserSessions(tx, id, sessionId)
     })

@@ -16,7 +16,7 @@ export const TOKENS_PER_USER = 50
  * family. Only a hash of each is kept. No token reaches these routes.
  */
 const personalTokens: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { sql, tokens } = fastify
+  const { tokens } = fastify
   const security = [{ bearer: [] }]
   const tags = ['me']
   const config = { personalTokens: 'refused' as const }
@@ -46,7 +46,7 @@ const personalTokens: FastifyPluginAsyncTypebox = async function (fastify) {
     }
     const userId = request.user.id
     const token = newPersonalToken()
-    const created = await sql.begin(async tx => {
+    const created = await request.db.begin(async tx => {
       if (await lockTokenCount(tx, userId) >= TOKENS_PER_USER) {
         throw new errors.conflict(`A user may have at most ${TOKENS_PER_USER} personal access tokens: delete one first`)
       }
@@ -67,7 +67,7 @@ const personalTokens: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('PersonalTokenList'), ...errorResponses(400, 401, 403) }
     }
   }, async request => {
-    return await pageOf(request.query, page => listPersonalTokens(sql, request.user.id, page))
+    return await pageOf(request.query, page => listPersonalTokens(request.db, request.user.id, page))
   })
 
   fastify.delete('/api/me/tokens/:id', {
@@ -82,7 +82,7 @@ const personalTokens: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    if (!(await deletePersonalToken(sql, request.user.id, request.params.id))) throw new errors.notFound('Personal access token')
+    if (!(await deletePersonalToken(request.db, request.user.id, request.params.id))) throw new errors.notFound('Personal access token')
     return reply.code(204).send(null)
   })
 }

@@ -76,7 +76,6 @@ export function measurementImport (spec: RecordSpec) {
   }
 
   return async function importPlugin (fastify: FastifyInstance): Promise<void> {
-    const { sql } = fastify
     const read = new WeakMap<FastifyRequest, Read>()
 
     fastify.removeAllContentTypeParsers()
@@ -139,7 +138,7 @@ export function measurementImport (spec: RecordSpec) {
         return reply.code(200).send({ dryRun: true, count: data.length, data })
       }
       const childId = request.scope.childId as number
-      const data = await sql.begin(async tx => {
+      const data = await request.db.begin(async tx => {
         await beginChange(tx, request.scope.familyId, request.user.id)
         return await insertRecords(tx, spec, childId, list, spec.derivedSql)
       })

@@ -17,7 +17,7 @@ const REMINDERS = 'Reminders go to each owner and member (not viewers) of a fami
 
 /** The signed-in user's reminders: the channels they go to and the quiet hours. */
 const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const bearer = [{ bearer: [] }]
   // Each PUT may send messages to addresses the caller chooses: limited per account like the other checks.
   const changesByAccount = fastify.authLimit('notification-settings', request => String(request.user.id))
@@ -34,7 +34,7 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       response: { 200: Type.Ref('NotificationSettings'), ...errorResponses(401, 403) }
     }
-  }, async request => await readNotificationSettings(sql, request.user.id))
+  }, async request => await readNotificationSettings(request.db, request.user.id))
 
   fastify.put('/api/me/notifications', {
     // It waits on more than the database (the network): its key is not held in a transaction.
@@ -59,8 +59,8 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('NotificationSettings'), ...errorResponses(400, 401, 403, 409, 422, 429) }
     }
   }, async request => {
-    const { settings, added } = await replaceSettings(sql, config, request.user.id, request.body)
-    if (added) await fastify.reminders.scanSoon()
+    const { settings, added } = await replaceSettings(request.db, config, request.user.id, request.body)
+    if (added) await request.afterCommit(async () => await fastify.reminders.scanSoon())
     return settings
   })
 }

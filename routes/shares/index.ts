@@ -34,7 +34,7 @@ function checkExpiry (expiresAt: string): Date {
  * child's family. The links' manifests answer in routes/shl.
  */
 const shares: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   // Making a link reads a child's record like an export: as many at once as exports, one per user.
   const building = new ExportSlots(config.exportConcurrency, 1)
 
@@ -64,7 +64,7 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
     if (given === null) throw withRetryAfter(new errors.rateLimited(`A link of yours is being made; retry in ${RETRY_AFTER} seconds`), RETRY_AFTER)
     let made
     try {
-      made = await makeLink(sql, {
+      made = await makeLink(request.db, {
         childId: request.params.childId,
         userId: request.user.id,
         label,
@@ -81,7 +81,7 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
     } finally {
       given()
     }
-    const share = await findShare(sql, made.id, { userId: request.user.id, role: request.scope.role })
+    const share = await findShare(request.db, made.id, { userId: request.user.id, role: request.scope.role })
     return reply.code(201).header('location', `/api/shares/${made.id}`).header('cache-control', 'no-store').send({ ...share, link: made.link, qr: made.qr })
   })
 
@@ -100,9 +100,9 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { status, sort } = request.query
-    const order = orderBy(sql, sort ?? '-createdAt', SORTS)
+    const order = orderBy(request.db, sort ?? '-createdAt', SORTS)
     const viewer = { userId: request.user.id, role: request.scope.role }
-    return await pageOf(request.query, page => listShares(sql, request.params.childId, viewer, { ...page, order, status: status as ShareStatus | undefined }))
+    return await pageOf(request.query, page => listShares(request.db, request.params.childId, viewer, { ...page, order, status: status as ShareStatus | undefined }))
   })
 
   fastify.get('/api/shares/:id', {
@@ -117,7 +117,7 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('Share'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const share = await findShare(sql, request.params.id, { userId: request.user.id, role: request.scope.role })
+    const share = await findShare(request.db, request.params.id, { userId: request.user.id, role: request.scope.role })
     if (share === undefined) throw new errors.notFound('Share')
     return share
   })
@@ -135,7 +135,7 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    await revokeShare(sql, request.params.id)
+    await revokeShare(request.db, request.params.id)
     return reply.code(204).send(null)
   })
 }

@@ -38,7 +38,7 @@ function preflight (operationId: string, summary: string, params: typeof Manifes
  * headers tells them apart.
  */
 const shl: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   fastify.addSchema(Manifest)
   fastify.addSchema(PasscodeRefused)
 
@@ -80,7 +80,7 @@ const shl: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { recipient, passcode, embeddedLengthMax } = request.body
-    return await manifestOf(sql, request.params.token, { recipient, passcode, embeddedLengthMax, address: request.ip }, serviceBase(config.publicUrl, request))
+    return await manifestOf(request.db, request.params.token, { recipient, passcode, embeddedLengthMax, address: request.ip }, serviceBase(config.publicUrl, request))
   })
 
   fastify.get('/files/:ticket', {
@@ -97,7 +97,7 @@ const shl: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: JoseResponse, ...errorResponses(404, 429) }
     }
   }, async (request, reply) => {
-    const content = await fileAt(sql, request.params.ticket)
+    const content = await fileAt(request.db, request.params.ticket)
     return reply.type('application/jose').send(content)
   })
 }

@@ -22,7 +22,7 @@ const DELIVERY = 'Each change of the family made after the webhook was created (
 
 /** A family's webhooks (owner): made, listed, deleted, enabled again, and their delivery log. */
 const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
-  const { config, sql } = fastify
+  const { config } = fastify
   const bearer = [{ bearer: [] }]
   const owner = fastify.familyScope({ target: { family: 'params.id' }, role: 'owner' })
 
@@ -44,7 +44,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async (request, reply) => {
     const { familyId } = request.scope
-    const created = await createFamilyWebhook(sql, config, {
+    const created = await createFamilyWebhook(request.db, config, {
       familyId, userId: request.user.id, url: request.body.url, events: request.body.events ?? null, max: MAX_WEBHOOKS
     })
     return reply.code(201).header('location', `/api/families/${familyId}/webhooks/${created.id}`).send(created)
@@ -65,7 +65,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
   }, async request => {
     const { familyId } = request.scope
     return await pageOf(request.query, async page => {
-      const { rows, total } = await listWebhooks(sql, familyId, page)
+      const { rows, total } = await listWebhooks(request.db, familyId, page)
       return { rows: rows.map(row => presentWebhook(familyId, row)), total }
     })
   })
@@ -81,7 +81,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    const row = found(await findWebhook(sql, request.scope.familyId, request.params.wid), 'Webhook')
+    const row = found(await findWebhook(request.db, request.scope.familyId, request.params.wid), 'Webhook')
     return presentWebhook(request.scope.familyId, row)
   })
 
@@ -96,7 +96,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
     }
   }, async (request, reply) => {
-    const deleted = await sql.begin(async tx => await deleteWebhook(tx, request.scope.familyId, request.params.wid))
+    const deleted = await request.db.begin(async tx => await deleteWebhook(tx, request.scope.familyId, request.params.wid))
     if (!deleted) throw new errors.notFound('Webhook')
     return reply.code(204).send(null)
   })
@@ -120,7 +120,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
     }
   }, async request => {
     const { familyId } = request.scope
-    const row = await sql.begin(async tx => {
+    const row = await request.db.begin(async tx => {
       const makerIsOwner = await lockWebhookMaker(tx, familyId, request.params.wid)
       if (makerIsOwner === undefined) throw new errors.notFound('Webhook')
       if (!makerIsOwner) throw new errors.webhookMakerNotOwner()
@@ -144,8 +144,8 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       response: { 200: Type.Ref('WebhookDeliveryList'), ...errorResponses(400, 401, 403, 404) }
     }
   }, async request => {
-    if (await findWebhook(sql, request.scope.familyId, request.params.wid) === undefined) throw new errors.notFound('Webhook')
-    return await pageOf(request.query, page => listDeliveries(sql, request.params.wid, page))
+    if (await findWebhook(request.db, request.scope.familyId, request.params.wid) === undefined) throw new errors.notFound('Webhook')
+    return await pageOf(request.query, page => listDeliveries(request.db, request.params.wid, page))
   })
 }
 
