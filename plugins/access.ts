@@ -1,6 +1,5 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import { ambientFamily } from '../db/ambient'
 import type { Db } from '../db/client'
 import { errors, withDetails } from '../lib/errors'
 import { covers, type FamilyRole } from '../lib/roles'
@@ -38,11 +37,11 @@ async function onlyFamily (db: Db, request: FastifyRequest, locator: Locator): P
 }
 
 /**
- * Whether a family is out of reach of the running request: inside a batch,
- * only the batch's family may be touched, whatever else the caller belongs to.
+ * Whether a family is out of reach of the request: inside a batch, only the
+ * batch's family may be touched, whatever else the caller belongs to.
  */
-function outOfReach (familyId: number): boolean {
-  const only = ambientFamily()
+function outOfReach (request: Pick<FastifyRequest, 'onlyFamily'>, familyId: number): boolean {
+  const only = request.onlyFamily
   return only !== null && only !== familyId
 }
 
@@ -52,9 +51,9 @@ function outOfReach (familyId: number): boolean {
  * is out of the request's reach, or the caller's role there is below
  * `needed`. Administrators get no way around it.
  */
-export function admitTarget<T extends { familyId: number, role: FamilyRole | null }> (name: string, found: T | null | undefined, needed: FamilyRole | null): asserts found is T & { role: FamilyRole } {
+export function admitTarget<T extends { familyId: number, role: FamilyRole | null }> (request: Pick<FastifyRequest, 'onlyFamily'>, name: string, found: T | null | undefined, needed: FamilyRole | null): asserts found is T & { role: FamilyRole } {
   if (found === null || found === undefined) throw new errors.notFound(name)
-  if (found.role === null || outOfReach(found.familyId)) throw new errors.forbidden()
+  if (found.role === null || outOfReach(request, found.familyId)) throw new errors.forbidden()
   if (needed !== null && !covers(found.role, needed)) throw new errors.forbidden()
 }
 
@@ -86,16 +85,16 @@ export default fp(async function access (fastify) {
     let id = read(request, locator)
     if (id === undefined || id === null) {
       if (options.whenAbsent === 'skip') return
-      if (options.whenAbsent === 'only-family') id = await onlyFamily(fastify.sql, request, locator)
+      if (options.whenAbsent === 'only-family') id = await onlyFamily(request.db, request, locator)
     }
     if (typeof id !== 'number') throw new errors.notFound(name)
 
     const prefetched = request.prefetchedScope
     const resolved = prefetched !== null && prefetched.locator === locator && prefetched.id === id
       ? prefetched.resolved ?? undefined
-      : await resolveTarget(fastify.sql, callerOf(request.user), target, id, clockFor(options))
+      : await resolveTarget(request.db, callerOf(request.user), target, id, clockFor(options))
     const acting = options.self !== undefined && read(request, options.self) === request.user.id
-    admitTarget(name, resolved, acting ? null : neededRole(request, options))
+    admitTarget(request, name, resolved, acting ? null : neededRole(request, options))
 
     let expectedVersion: number | null = null
     if (options.ifMatch === true && resolved.version !== null) {
@@ -127,9 +126,9 @@ export default fp(async function access (fastify) {
   async function admitRepeat (request: FastifyRequest, reply: FastifyReply, options: ScopeOptions): Promise<FastifyReply | undefined> {
     const familyId = request.heldReplay?.familyId ?? null
     if (familyId === null) return await decideScope(request, reply, options)
-    const family = await resolveTarget(fastify.sql, callerOf(request.user), { family: null }, familyId)
+    const family = await resolveTarget(request.db, callerOf(request.user), { family: null }, familyId)
     const acting = options.self !== undefined && read(request, options.self) === request.user.id
-    admitTarget('Family', family, acting ? null : neededRole(request, options))
+    admitTarget(request, 'Family', family, acting ? null : neededRole(request, options))
   }
 
   fastify.decorate('familyScope', function (options: ScopeOptions): preHandlerAsyncHookHandler {
@@ -139,4 +138,4 @@ export default fp(async function access (fastify) {
     }
     return markScope(scope, options)
   })
-}, { name: 'access', dependencies: ['db', 'authentication', 'conditional-reads'] })
+}, { name: 'access', dependencies: ['db', 'handover', 'authentication', 'conditional-reads'] })

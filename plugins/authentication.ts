@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
+import type { Db } from '../db/client'
 import { errors } from '../lib/errors'
 import { looksPersonal, wellFormedPersonal } from '../lib/personal-tokens'
 import { findPrincipal, targetQuery, type Caller, type ClockOf, type Principal, type Resolved } from '../sql/access'
@@ -96,16 +97,16 @@ export default fp(async function authentication (fastify) {
   async function checkSession (request: FastifyRequest, userId: number, sessionId: number, token: TokenLimits | null): Promise<void> {
     const ahead = prefetchableTarget(request)
     const caller: Caller = { userId, familyId: token?.familyId ?? null }
-    const lookup = ahead === null ? null : targetQuery(fastify.sql, caller, ahead.target, ahead.id, ahead.clock)
-    const principal = await findPrincipal(fastify.sql, userId, sessionId, lookup)
+    const lookup = ahead === null ? null : targetQuery(request.db, caller, ahead.target, ahead.id, ahead.clock)
+    const principal = await findPrincipal(request.db, userId, sessionId, lookup)
     admit(principal)
     request.user = { id: userId, role: (principal as Principal).role, sessionId, token }
     if (ahead !== null) request.prefetchedScope = { locator: ahead.locator, id: ahead.id, resolved: (principal as Principal).target }
   }
 
   /** The session and limits of a personal access token: its state is checked with the session's, as for an access token. */
-  async function personalIdentity (token: string): Promise<{ userId: number, sessionId: number, token: TokenLimits }> {
-    const found = wellFormedPersonal(token) ? await identifyToken(fastify.sql, fastify.tokens.hash(token)) : undefined
+  async function personalIdentity (db: Db, token: string): Promise<{ userId: number, sessionId: number, token: TokenLimits }> {
+    const found = wellFormedPersonal(token) ? await identifyToken(db, fastify.tokens.hash(token)) : undefined
     if (found === undefined) throw new errors.unauthorized('The personal access token is not valid')
     return { userId: found.userId, sessionId: found.sessionId, token: { scope: found.scope, familyId: found.familyId } }
   }
@@ -114,7 +115,7 @@ export default fp(async function authentication (fastify) {
     const match = BEARER.exec(request.headers.authorization ?? '')
     if (match === null) throw new errors.unauthorized('A bearer token is required')
     const { userId, sessionId, token } = looksPersonal(match[1])
-      ? await personalIdentity(match[1])
+      ? await personalIdentity(request.db, match[1])
       : { ...fastify.tokens.readAccess(match[1]), token: null }
     if (request.routeOptions.config.session === 'statement') {
       // The session is read by the route, in the statement that reads or writes.
@@ -144,4 +145,4 @@ export default fp(async function authentication (fastify) {
       return null
     }
   })
-}, { name: 'authentication', dependencies: ['db', 'tokens'] })
+}, { name: 'authentication', dependencies: ['db', 'handover', 'tokens'] })

@@ -31,7 +31,7 @@ export function recordRoutes (spec: RecordSpec) {
 
   return async function plugin (fastify: FastifyInstance): Promise<void> {
     const page = pageOf(fastify.sql, spec)
-    const writes = writesOf(fastify, spec)
+    const writes = writesOf(spec)
     const record = fastify.familyScope(scopes.record)
 
     /** A create under the child: in one statement, or apart once the family scope has decided. */
@@ -61,7 +61,7 @@ export function recordRoutes (spec: RecordSpec) {
     }
 
     fastify.get(`/api/${spec.path}/:id`, { preHandler: record, schema: schemas.get }, async request => {
-      const found = await findRecord(fastify.sql, spec, (request.params as { id: number }).id)
+      const found = await findRecord(request.db, spec, (request.params as { id: number }).id)
       if (found === undefined) throw new errors.notFound(spec.singular)
       return respond(found)
     })

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { PendingQuery, Row } from 'postgres'
-import { ambientFamily } from '../../db/ambient'
 import { errors, invalidRequest } from '../../lib/errors'
 import type { FamilyRole } from '../../lib/roles'
 import { admitTarget, callerOf, type ScopeOptions } from '../../plugins/access'
@@ -41,7 +40,7 @@ function decided (request: FastifyRequest, options: ScopeOptions, found: Found):
   admit(found.principal)
   request.user = { ...request.user, role: found.principal.role }
   const target = found.target
-  admitTarget(options.name ?? defaultName(options.target), target, neededRole(request, options))
+  admitTarget(request, options.name ?? defaultName(options.target), target, neededRole(request, options))
   const { familyId, childId, childBirth, role, version } = target
   request.scope = { familyId, childId, childBirth, role, version, expectedVersion: null }
   return target
@@ -53,7 +52,6 @@ function decided (request: FastifyRequest, options: ScopeOptions, found: Found):
  * has that ETag; otherwise the page the database wrote as JSON.
  */
 export function listInStatement (fastify: FastifyInstance, options: ScopeOptions, page: (request: FastifyRequest) => Fragment) {
-  const { sql } = fastify
   const clock = clockFor(options)
   if (clock === null) throw new Error('a read in one statement needs the clock of what it shows')
   const cache = options.cache === true
@@ -69,13 +67,13 @@ export function listInStatement (fastify: FastifyInstance, options: ScopeOptions
     let found: { role: 'admin' | 'user', disabled: boolean, sessionActive: boolean, target: Resolved | null, body: string | null } | undefined
     if (typeof id !== 'number') found = undefined
     else if (held.any) {
-      const principal = await findPrincipal(sql, userId, sessionId, targetQuery(sql, caller, options.target, id, clock))
+      const principal = await findPrincipal(request.db, userId, sessionId, targetQuery(request.db, caller, options.target, id, clock))
       found = principal === undefined ? undefined : { ...principal, body: null }
-    } else found = await readChecked(sql, { caller, sessionId }, options.target, id, clock, page(request))
+    } else found = await readChecked(request.db, { caller, sessionId }, options.target, id, clock, page(request))
     decided(request, options, { principal: found, target: found?.target ?? null })
     const { target, body } = found as NonNullable<typeof found>
     const answered = await fastify.conditional.finish(request, reply, held, target?.clock as string, cache, async () => {
-      const answer = body ?? (await sql<Array<{ body: string | null }>>`select ${page(request)} as body`)[0].body
+      const answer = body ?? (await request.db<Array<{ body: string | null }>>`select ${page(request)} as body`)[0].body
       if (answer === null) throw new Error('the database wrote no answer for a read it allowed')
       return answer
     })
@@ -92,6 +90,7 @@ export function listInStatement (fastify: FastifyInstance, options: ScopeOptions
  * its handler as any route's, and so is a repeat of an Idempotency-Key.
  */
 export function createInStatement (fastify: FastifyInstance, spec: RegisteredKind, options: ScopeOptions) {
+  // Builds the insert only: the statement runs on the request's database.
   const { sql } = fastify
   const locator = locatorOf(options.target)
   const scope = fastify.familyScope(options)
@@ -114,7 +113,7 @@ export function createInStatement (fastify: FastifyInstance, spec: RegisteredKin
   async function create (request: FastifyRequest, values: Values): Promise<Values> {
     const childId = read(request, locator)
     if (typeof childId !== 'number') throw new errors.notFound(options.name ?? defaultName(options.target))
-    const found = await createChecked(sql, {
+    const found = await createChecked(request.db, {
       caller: callerOf(request.user),
       sessionId: request.user.sessionId,
       childId,
@@ -123,7 +122,7 @@ export function createInStatement (fastify: FastifyInstance, spec: RegisteredKin
       visitBy: ownDate(spec, values)?.date ?? null,
       rulesOk: ruleIssues(spec, values, null, NO_VISIT).length === 0,
       roles: rolesCovering(neededRole(request, options)),
-      family: ambientFamily()
+      family: request.onlyFamily
     }, actor => insertFrom(sql, spec, childId, values, actor))
     const target = decided(request, options, { principal: found.principal, target: found.target === null ? null : { ...found.target, childId, version: null } })
     if (found.created !== null) return spec.present(found.created)

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Tx } from '../../db/client'
 import { errors, invalidRequest } from '../../lib/errors'
 import { preconditionFailed } from '../../plugins/access'
@@ -17,14 +17,13 @@ type Values = Record<string, unknown>
  * more than its record, or under a parent record), and the replace, the
  * change and the delete of one record.
  */
-export function writesOf (fastify: FastifyInstance, spec: RegisteredKind) {
-  const { sql } = fastify
+export function writesOf (spec: RegisteredKind) {
   const linking = linkingTables(spec)
 
   /** A record and the record it carries, if any (a visit's measurement), with its change and its rules. */
   async function createApart (request: FastifyRequest, values: Values): Promise<Values> {
     const childId = request.scope.childId as number
-    return await sql.begin(async tx => {
+    return await request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
       await checkRules(tx, spec, request, values, childId)
       const carried = spec.createsWith
@@ -41,8 +40,8 @@ export function writesOf (fastify: FastifyInstance, spec: RegisteredKind) {
     const values = request.body as Values
     const parentId = (request.params as Values)[parent.param] as number
     const childId = request.scope.childId as number
-    await checkRules(sql, spec, request, values, childId)
-    return await sql.begin(async tx => {
+    await checkRules(request.db, spec, request, values, childId)
+    return await request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
       await lockParent(tx, { table: parent.kind.table, column: parent.column }, { parentId })
       return await insertRecord(tx, spec, childId, values, { [parent.column]: parentId })
@@ -55,7 +54,7 @@ export function writesOf (fastify: FastifyInstance, spec: RegisteredKind) {
    */
   async function writing<T> (request: FastifyRequest, work: (tx: Tx, id: number) => Promise<T>): Promise<T> {
     const id = (request.params as { id: number }).id
-    return await sql.begin(async tx => {
+    return await request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)
       await parentFirst(tx, id)
       return await work(tx, id)
