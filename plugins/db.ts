@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { ambientSql } from '../db/ambient'
 import { createRequestSql, createSql, POOL_SIZE, type Sql } from '../db/client'
 import { PoolWatch } from '../db/pool-watch'
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded'
@@ -8,10 +7,8 @@ import { containWriteAfterClose } from '../db/write-after-close'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The request pool; while an ambient transaction is open (db/ambient.ts), it answers through that transaction. */
+    /** The request pool. A request's own work goes through `request.db` (plugins/handover.ts), which may be a transaction it is held in. */
     sql: Sql
-    /** The request pool itself, for statements that must commit on their own even inside an ambient transaction. */
-    directSql: Sql
     pool: PoolWatch
     /** The database's URL, for a client of another library (the job queue's). */
     databaseUrl: string
@@ -56,8 +53,7 @@ export default fp<DbOptions>(async function db (fastify, opts) {
   }
 
   const sql = createRequestSql(url, fastify.config.statementTimeout)
-  fastify.decorate('sql', ambientSql(sql))
-  fastify.decorate('directSql', sql)
+  fastify.decorate('sql', sql)
   fastify.decorate('databaseUrl', url)
   fastify.decorate('pool', new PoolWatch(sql, POOL_SIZE))
   fastify.addHook('onClose', async () => {

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify'
 import { Type, type TSchema } from '@sinclair/typebox'
-import { inAmbientTransaction, inTransaction } from '../db/ambient'
+import { inTransaction, type Handed } from '../db/handover'
 import { errors } from '../lib/errors'
 import {
   fingerprint, keepsAnswer, keysOf, KEY_LIFETIME_SECONDS, KEY_PATTERN, KEYED_METHODS, openAnswer, REPLAYED_HEADERS, sealAnswer, type StoredAnswer
@@ -14,12 +14,12 @@ import { answerFor } from './errors'
 import { scopeOf } from './scope'
 
 /**
- * How a route's writes honour Idempotency-Key: `ambient` (the default) runs
- * the request in a transaction that also keeps its answer; `apart` is for a
+ * How a route's writes honour Idempotency-Key: `held` (the default) hands
+ * the request a transaction that also keeps its answer; `apart` is for a
  * route that commits on connections of its own (the archive import), whose
  * answer is kept just after.
  */
-export type KeyHandling = 'ambient' | 'apart'
+export type KeyHandling = 'held' | 'apart'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -104,9 +104,9 @@ function bodyOf (payload: unknown): Buffer | null {
  * Idempotency keys of writes (POST, PUT, PATCH, DELETE of a signed-in user):
  * the first answer of a key is kept in PostgreSQL, so that every instance
  * replays it. A key is claimed by a row that commits at once (its primary
- * key lets one request through), the request runs in an ambient transaction
- * (db/ambient.ts), and its answer is kept in that transaction, with its
- * write: a retry after a crash finds both or neither.
+ * key lets one request through), the request is handed a transaction
+ * (`request.db`, plugins/handover.ts), and its answer is kept in that
+ * transaction, with its write: a retry after a crash finds both or neither.
  */
 export default fp(async function idempotency (fastify) {
   const { config, log } = fastify
@@ -130,7 +130,7 @@ export default fp(async function idempotency (fastify) {
     const schema = route.schema as Record<string, unknown> | undefined
     const bearer = (schema?.security as Array<Record<string, unknown>> | undefined)?.some(item => 'bearer' in item) === true
     if (schema === undefined || !bearer || !methods.some(method => KEYED_METHODS.includes(method))) return
-    route.config = { ...route.config, idempotency: route.config?.idempotency ?? 'ambient' }
+    route.config = { ...route.config, idempotency: route.config?.idempotency ?? 'held' }
     route.schema = keyedSchema(schema)
     const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
     route.preHandler = [...hooks, replayHeld]
@@ -157,7 +157,7 @@ export default fp(async function idempotency (fastify) {
 
   /** Claims a key on its own: the claim, or what a repeat gets. */
   async function claimApart (keyed: KeyedRequest, prints: string[]): Promise<string | Held | Error> {
-    const db = fastify.directSql
+    const db = fastify.sql
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const claim = await claimKey(db, keyed, KEY_LIFETIME_SECONDS, staleAfter)
       if (claim !== null) return claim
@@ -173,12 +173,14 @@ export default fp(async function idempotency (fastify) {
   }
 
   /**
-   * Runs the rest of the request inside a savepoint, which rolls back when
-   * its answer is a refusal or is not kept; answers the answer to keep.
+   * Runs the rest of the request in a savepoint of `held`, handed to it,
+   * which rolls back when its answer is a refusal or is not kept; answers
+   * the answer to keep.
    */
-  async function work (run: Run, go: () => void): Promise<StoredAnswer> {
+  async function work (request: FastifyRequest, held: Handed, run: Run, go: () => void): Promise<StoredAnswer> {
     try {
-      return await inTransaction(fastify.directSql, async () => {
+      return await inTransaction(held, async handed => {
+        request.handed = handed
         go()
         const ended = await run.ended
         if (!ended.kept) throw new NotKept()
@@ -204,12 +206,12 @@ export default fp(async function idempotency (fastify) {
     const keyed: KeyedRequest = { userId: request.user.id, key, method: request.method, path: request.url, fingerprint: prints[0] }
     const { promise, resolve } = deferred()
     const run: Run = { keyed, claim: null, handling, end: resolve, ended: promise, finished: null, heartbeat: null, settled: false, familyId: null }
-    const nested = inAmbientTransaction()
-    if (nested) {
-      // Inside another request's transaction (a batch's): the key is held by it and kept with it.
-      const locked = await lockKey(fastify.sql, keyed.userId, key, staleAfter)
+    // Inside another request's transaction (a batch's), the key is held by it and kept with it.
+    const outer = request.handed
+    if (outer !== null) {
+      const locked = await lockKey(outer.sql, keyed.userId, key, staleAfter)
       const found = locked === null ? new errors.idempotencyKeyInFlight() : locked.row === undefined ? 'run' : verdict(locked.row, keyed, prints)
-      if (found === 'unreadable') await forgetKey(fastify.sql, keyed.userId, key)
+      if (found === 'unreadable') await forgetKey(outer.sql, keyed.userId, key)
       else if (found !== 'run') {
         if (found instanceof Error) done(found)
         else hold(request, found, done)
@@ -225,7 +227,7 @@ export default fp(async function idempotency (fastify) {
       run.claim = claimed
       // A long request shows it is alive, so that its key is not taken over.
       run.heartbeat = setInterval(() => {
-        touchKey(fastify.directSql, keyed.userId, key, claimed).catch(() => {})
+        touchKey(fastify.sql, keyed.userId, key, claimed).catch(() => {})
       }, Math.max(1000, Math.floor(staleAfter * 1000 / 3)))
       run.heartbeat.unref()
     }
@@ -237,14 +239,14 @@ export default fp(async function idempotency (fastify) {
     let going = false
     const go = (): void => { going = true; done() }
     const claim = run.claim
-    run.finished = nested
-      ? work(run, go).then(async answer => {
-        if (!(await keepLockedAnswer(fastify.sql, keyed, KEY_LIFETIME_SECONDS, staleAfter, sealed(run, answer)))) throw new ClaimLost()
+    run.finished = outer !== null
+      ? work(request, outer, run, go).then(async answer => {
+        if (!(await keepLockedAnswer(outer.sql, keyed, KEY_LIFETIME_SECONDS, staleAfter, sealed(run, answer)))) throw new ClaimLost()
         return answer
       })
-      : inTransaction(fastify.directSql, async tx => {
-        const answer = await work(run, go)
-        if (!(await keepAnswer(tx, keyed.userId, key, claim as string, sealed(run, answer)))) throw new ClaimLost()
+      : inTransaction(fastify.sql, async held => {
+        const answer = await work(request, held, run, go)
+        if (!(await keepAnswer(held.tx, keyed.userId, key, claim as string, sealed(run, answer)))) throw new ClaimLost()
         return answer
       })
     run.finished.catch(async (error: Error) => {
@@ -269,7 +271,7 @@ export default fp(async function idempotency (fastify) {
   async function settle (run: Run, kept = false): Promise<void> {
     run.settled = true
     if (run.heartbeat !== null) clearInterval(run.heartbeat)
-    if (run.claim !== null && !kept) await releaseKey(fastify.directSql, run.keyed.userId, run.keyed.key, run.claim).catch(() => {})
+    if (run.claim !== null && !kept) await releaseKey(fastify.sql, run.keyed.userId, run.keyed.key, run.claim).catch(() => {})
   }
 
   /** An answer that could not be kept with its write, which did not happen: the error's answer instead. */
@@ -299,7 +301,7 @@ export default fp(async function idempotency (fastify) {
     const kept = body !== null && keepsAnswer(reply.statusCode, reply.hasHeader('retry-after'))
     if (run.handling === 'apart') {
       // Kept just after the route's own commit: a crash between the two leaves the key to be taken over.
-      const stored = kept && await keepAnswer(fastify.directSql, run.keyed.userId, run.keyed.key, run.claim as string, sealed(run, answer))
+      const stored = kept && await keepAnswer(fastify.sql, run.keyed.userId, run.keyed.key, run.claim as string, sealed(run, answer))
         .catch(error => { log.warn({ err: error, reqId: request.id }, 'the answer of an Idempotency-Key could not be kept'); return false })
       await settle(run, stored)
       return payload
@@ -326,8 +328,8 @@ export default fp(async function idempotency (fastify) {
 
   // Expired keys are swept: each instance deletes some every few minutes.
   const sweep = setInterval(() => {
-    sweepKeys(fastify.directSql, 1000).catch(error => log.debug({ err: error }, 'expired idempotency keys could not be swept'))
+    sweepKeys(fastify.sql, 1000).catch(error => log.debug({ err: error }, 'expired idempotency keys could not be swept'))
   }, 5 * 60 * 1000)
   sweep.unref()
   fastify.addHook('onClose', async () => { clearInterval(sweep) })
-}, { name: 'idempotency', dependencies: ['config', 'db', 'errors'] })
+}, { name: 'idempotency', dependencies: ['config', 'db', 'handover', 'errors'] })

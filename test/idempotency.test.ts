@@ -120,7 +120,7 @@ t.test('a 5xx is not kept, and what its request wrote rolls back with it', async
         api.addHook('onRequest', api.authenticate)
         api.post('/api/test/flaky/:childId', { schema: { security: [{ bearer: [] }] } }, async (request, reply) => {
           const { childId } = request.params as { childId: string }
-          await app.sql`insert into measurements (child_id, measured_at, weight_kg) values (${Number(childId)}, '2024-01-01', 10)`
+          await request.db`insert into measurements (child_id, measured_at, weight_kg) values (${Number(childId)}, '2024-01-01', 10)`
           if (failures > 0) {
             failures -= 1
             throw new Error('failed after writing')

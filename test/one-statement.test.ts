@@ -83,7 +83,7 @@ t.test('a record\'s list and its plain create each take one statement: the sessi
   const app = await build(t, { env: { REGISTRATION: 'open' } })
   const { member, child } = await family(app)
   const statements: string[] = []
-  const options = app.directSql.options as unknown as { debug: unknown }
+  const options = app.sql.options as unknown as { debug: unknown }
   // A write's announcement to the other instances goes once it has answered, apart from its round trip.
   options.debug = (_connection: number, text: string) => { if (!text.trimStart().startsWith('select pg_notify(')) statements.push(text) }
   t.teardown(() => { options.debug = false })

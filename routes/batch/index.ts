@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { inAmbientTransaction } from '../../db/ambient'
 import { errorResponses } from '../../lib/schemas'
 import { Deadline, notRun, refusal, refused, resultOf, runAlone, runAtomic, send } from './run'
 import { BatchBody, BatchParams, batchSchemas, MAX_OPERATIONS, type OperationBody, type Result } from './schemas'
@@ -24,7 +23,7 @@ const TOO_LONG = Type.Ref('Error', {
 async function withCurrent (fastify: Parameters<FastifyPluginAsyncTypebox>[0], request: FastifyRequest, operation: OperationBody, result: Result, at: number): Promise<Result> {
   const body = result.body as { details?: Record<string, unknown> } | null
   if (result.status !== 412 || body?.details === undefined) return result
-  const read = await send(fastify, request, { method: 'GET', path: operation.path }, at)
+  const read = await send(fastify, request, { method: 'GET', path: operation.path }, at, request.handed)
   const current = read.statusCode === 200 ? resultOf(read).body : null
   return { ...result, body: { ...body, details: { ...body.details, current } } }
 }
@@ -39,7 +38,7 @@ const batch: FastifyPluginAsyncTypebox = async function (fastify) {
    */
   async function runEach (request: FastifyRequest, operations: OperationBody[], refusals: Array<ReturnType<typeof refusal>>, deadline: Deadline | null): Promise<Result[]> {
     const familyId = request.scope.familyId
-    if (deadline !== null) await deadline.bound(fastify.sql)
+    if (deadline !== null) await deadline.bound(request.db)
     const results: Result[] = []
     for (const [at, operation] of operations.entries()) {
       deadline?.check(at)
@@ -80,7 +79,7 @@ const batch: FastifyPluginAsyncTypebox = async function (fastify) {
     } else if (atomic) {
       ({ results, failed } = await runAtomic(fastify, request, familyId, operations, deadline))
     } else {
-      results = await runEach(request, operations, refusals, inAmbientTransaction() ? deadline : null)
+      results = await runEach(request, operations, refusals, request.handed !== null ? deadline : null)
     }
     for (const [at, result] of results.entries()) results[at] = await withCurrent(fastify, request, operations[at], result, at)
     return { results, rolledBack: failed !== null, failedOperation: failed }

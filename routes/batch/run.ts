@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, LightMyRequestResponse } from 'fastify'
-import { inTransaction } from '../../db/ambient'
+import { inTransaction, type Handed } from '../../db/handover'
 import { limitStatements, type Db } from '../../db/client'
 import { errors, withDetails } from '../../lib/errors'
 import { answerFor } from '../../plugins/errors'
@@ -63,9 +63,9 @@ export function failedResult (request: FastifyRequest, error: unknown, productio
 /**
  * Sends one operation through the app, as its own request with the batch's
  * credentials: the same validation, access decision and rules as the single
- * request. It runs in whatever ambient transaction is open.
+ * request. It runs in the transaction handed to it, if any.
  */
-export async function send (fastify: FastifyInstance, request: FastifyRequest, operation: Sendable, at: number): Promise<LightMyRequestResponse> {
+export async function send (fastify: FastifyInstance, request: FastifyRequest, operation: Sendable, at: number, handed: Handed | null): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { 'x-request-id': `${request.id}-${at}`.slice(0, 64) }
   const authorization = request.headers.authorization
   if (authorization !== undefined) headers.authorization = authorization
@@ -73,20 +73,21 @@ export async function send (fastify: FastifyInstance, request: FastifyRequest, o
   if (operation.idempotencyKey != null) headers['idempotency-key'] = operation.idempotencyKey
   const hasBody = operation.body !== undefined && operation.body !== null
   if (hasBody) headers['content-type'] = 'application/json'
-  return await fastify.inject({
+  const options = {
     method: operation.method as 'POST',
     url: operation.path,
     headers,
     remoteAddress: request.ip,
     ...(hasBody ? { payload: JSON.stringify(operation.body) } : {})
-  })
+  }
+  return handed === null ? await fastify.inject(options) : await fastify.injectHanded(handed, options)
 }
 
-/** Runs an operation in a transaction of its own (a savepoint inside an ambient one): what it wrote commits whatever it answered, as a single request's would. */
+/** Runs an operation in a transaction of its own (a savepoint of the one the batch is held in): what it wrote commits whatever it answered, as a single request's would. */
 export async function runAlone (fastify: FastifyInstance, request: FastifyRequest, familyId: number, operation: OperationBody, at: number): Promise<Result> {
   let response: LightMyRequestResponse | undefined
   try {
-    await inTransaction(fastify.directSql, async () => { response = await send(fastify, request, operation, at) }, { familyId })
+    await inTransaction(request.handed ?? fastify.sql, async handed => { response = await send(fastify, request, operation, at, handed) }, { familyId })
   } catch (error) {
     // A refusal whose statement failed rolled its transaction back; its answer stands.
     if (response === undefined || response.statusCode < 400) return failedResult(request, error, fastify.config.production)
@@ -137,11 +138,11 @@ export async function runAtomic (fastify: FastifyInstance, request: FastifyReque
   const results: Result[] = []
   let failed: number | null = null
   try {
-    await inTransaction(fastify.directSql, async tx => {
-      await deadline.bound(tx)
+    await inTransaction(request.handed ?? fastify.sql, async handed => {
+      await deadline.bound(handed.tx)
       for (const [at, operation] of operations.entries()) {
         deadline.check(at)
-        const result = resultOf(await send(fastify, request, operation, at))
+        const result = resultOf(await send(fastify, request, operation, at, handed))
         results.push(result)
         if (result.status >= 400) {
           deadline.checkResult(result, at)
