@@ -3,14 +3,11 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOpt
 import { Type, type TSchema } from '@sinclair/typebox'
 import { inTransaction, type Handed } from '../db/handover'
 import { errors } from '../lib/errors'
-import {
-  fingerprint, keepsAnswer, keysOf, KEY_LIFETIME_SECONDS, KEY_PATTERN, KEYED_METHODS, openAnswer, REPLAYED_HEADERS, sealAnswer, type StoredAnswer
-} from '../lib/idempotency'
+import { fingerprint, keepsAnswer, keysOf, KEY_LIFETIME_SECONDS, KEY_PATTERN, KEYED_METHODS, REPLAYED_HEADERS, type StoredAnswer } from '../lib/idempotency'
 import { errorResponses } from '../lib/schemas'
-import {
-  claimKey, findKey, forgetKey, keepAnswer, keepLockedAnswer, lockKey, releaseKey, sweepKeys, touchKey, type KeptAnswer, type KeyedRequest, type KeyRow
-} from '../sql/idempotency-keys'
+import { keepAnswer, keepLockedAnswer, releaseKey, sweepKeys, type KeyedRequest } from '../sql/idempotency-keys'
 import { answerFor } from './errors'
+import { keyClaims, type Held } from './idempotency-keys'
 import { scopeOf } from './scope'
 
 /**
@@ -35,12 +32,6 @@ declare module 'fastify' {
      */
     heldReplay: Held | null
   }
-}
-
-/** A key's first answer, and the family its request acted in (null for a route without a family scope). */
-export interface Held {
-  answer: StoredAnswer
-  familyId: number | null
 }
 
 interface Ended {
@@ -112,9 +103,7 @@ export default fp(async function idempotency (fastify) {
   const { config, log } = fastify
   const staleAfter = Math.ceil(config.requestTimeout / 1000)
   const keys = keysOf([config.jwtSecret, ...(config.jwtSecretPrevious === null ? [] : [config.jwtSecretPrevious])])
-  const binding = (keyed: KeyedRequest): string => `${keyed.userId}:${keyed.key}`
-  const sealed = (run: Run, answer: StoredAnswer): KeptAnswer =>
-    ({ status: answer.status, answer: sealAnswer(keys[0].seal, binding(run.keyed), answer), familyId: run.familyId })
+  const { sealed, claimApart, claimHeld, heartbeat } = keyClaims(fastify.sql, keys, staleAfter)
   fastify.decorateRequest('idempotency', null)
   fastify.decorateRequest('heldReplay', null)
 
@@ -145,31 +134,6 @@ export default fp(async function idempotency (fastify) {
     }
     const json = answer.headers['content-type']?.includes('json') === true
     void reply.send(answer.body.length === 0 ? undefined : json ? answer.body.toString() : answer.body)
-  }
-
-  /** What a repeat gets from a key's row: its first answer, or a refusal; `run` when the row's request died. */
-  function verdict (row: KeyRow, keyed: KeyedRequest, prints: string[]): Held | Error | 'run' | 'unreadable' {
-    if (row.method !== keyed.method || row.path !== keyed.path || !prints.includes(row.fingerprint)) return new errors.idempotencyKeyReused()
-    if (row.state === 'running') return row.stale ? 'run' : new errors.idempotencyKeyInFlight()
-    const answer = openAnswer(keys, binding(keyed), row.status as number, row.answer as Buffer)
-    return answer === null ? 'unreadable' : { answer, familyId: row.familyId }
-  }
-
-  /** Claims a key on its own: the claim, or what a repeat gets. */
-  async function claimApart (keyed: KeyedRequest, prints: string[]): Promise<string | Held | Error> {
-    const db = fastify.sql
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      const claim = await claimKey(db, keyed, KEY_LIFETIME_SECONDS, staleAfter)
-      if (claim !== null) return claim
-      const row = await findKey(db, keyed.userId, keyed.key, staleAfter)
-      // Gone meanwhile: expired, or given up by its run.
-      if (row === undefined) continue
-      const found = verdict(row, keyed, prints)
-      // An answer sealed with a secret no longer known: the key starts afresh.
-      if (found === 'unreadable') await forgetKey(db, keyed.userId, keyed.key)
-      else if (found !== 'run') return found
-    }
-    return new errors.idempotencyKeyInFlight()
   }
 
   /**
@@ -209,10 +173,8 @@ export default fp(async function idempotency (fastify) {
     // Inside another request's transaction (a batch's), the key is held by it and kept with it.
     const outer = request.handed
     if (outer !== null) {
-      const locked = await lockKey(outer.sql, keyed.userId, key, staleAfter)
-      const found = locked === null ? new errors.idempotencyKeyInFlight() : locked.row === undefined ? 'run' : verdict(locked.row, keyed, prints)
-      if (found === 'unreadable') await forgetKey(outer.sql, keyed.userId, key)
-      else if (found !== 'run') {
+      const found = await claimHeld(outer.sql, keyed, prints)
+      if (found !== 'run') {
         if (found instanceof Error) done(found)
         else hold(request, found, done)
         return
@@ -225,11 +187,7 @@ export default fp(async function idempotency (fastify) {
         return
       }
       run.claim = claimed
-      // A long request shows it is alive, so that its key is not taken over.
-      run.heartbeat = setInterval(() => {
-        touchKey(fastify.sql, keyed.userId, key, claimed).catch(() => {})
-      }, Math.max(1000, Math.floor(staleAfter * 1000 / 3)))
-      run.heartbeat.unref()
+      run.heartbeat = heartbeat(keyed, claimed)
     }
     request.idempotency = run
     if (handling === 'apart') {
