@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { loinc, ofTypes, resourceId, type AllergyIntolerance, type FhirMapping, type Reference, type Resource, type SummaryPart } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
-import { columnsOf, storedPresenter } from './columns'
-import type { RecordKind } from './kind'
+import { storedFields } from './columns'
+import { kindNames, type RecordKind } from './kind'
 
 const CATEGORIES = ['food', 'medication', 'environment', 'other'] as const
 const SEVERITIES = ['mild', 'moderate', 'severe'] as const
@@ -106,16 +106,8 @@ const ALLERGIES: SummaryPart = {
   })
 }
 
-const columns = columnsOf(Allergy)
-
 export const allergyKind: RecordKind<'allergy', 'allergies', 'allergies'> = {
-  kind: 'allergy',
-  key: 'allergies',
-  changeOrder: 12,
-  table: 'allergies',
-  path: 'allergies',
-  singular: 'Allergy',
-  plural: 'Allergies',
+  ...kindNames('allergy', 'allergies', 'allergies', 12),
   fhir: allergyMapping,
   summary: { shared: { medications: true }, parts: [ALLERGIES] },
   descriptions: {
@@ -123,11 +115,7 @@ export const allergyKind: RecordKind<'allergy', 'allergies', 'allergies'> = {
     change: '`allergy` is an allergy or intolerance (its record an Allergy)'
   },
   filters: { status: { values: STATUSES, column: 'status' } },
-  schema: Allergy,
-  fields: AllergyFields,
-  columns,
-  present: storedPresenter(Allergy, columns),
-  writable: Object.keys(AllergyFields),
+  ...storedFields(Allergy, AllergyFields),
   dates: ['date'],
   sorts: { date: 'date', substance: 'substance', createdAt: 'created_at' },
   defaultSort: '-date'

@@ -1,4 +1,4 @@
-import type { TObject, TSchema } from '@sinclair/typebox'
+import type { TObject, TProperties, TSchema } from '@sinclair/typebox'
 
 type Values = Record<string, unknown>
 
@@ -30,4 +30,16 @@ export function storedPresenter (
     }
     return toResponse(out)
   }
+}
+
+/**
+ * A kind's answer schema and body fields, with what follows from them: its
+ * columns (but for the fields its answers derive), how a row the change log
+ * keeps reads, and the fields a client writes.
+ */
+export function storedFields (
+  schema: TObject, fields: TProperties, derived: { fields: string[], toResponse: (row: Values) => Values } = { fields: [], toResponse: row => row }
+): { schema: TObject, fields: TProperties, columns: Record<string, string>, present: (row: Values) => Values, writable: string[] } {
+  const columns = columnsOf(schema, derived.fields)
+  return { schema, fields, columns, present: storedPresenter(schema, columns, derived.toResponse), writable: Object.keys(fields) }
 }

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { illnessMapping, IPS_PARTS, ofTypes, type Resource } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
-import { columnsOf, storedPresenter } from './columns'
-import type { RecordKind } from './kind'
+import { storedFields } from './columns'
+import { kindNames, type RecordKind } from './kind'
 import { VisitLink } from './visit-link'
 
 /** A body temperature in °C, as an illness and its readings take it. */
@@ -55,17 +55,8 @@ export function withIllnessStatus<T extends Record<string, unknown>> (row: T): T
 /** An illness's Condition while it goes on. */
 const active = (resource: Resource): boolean => resource.resourceType === 'Condition' && resource.clinicalStatus.coding?.[0]?.code === 'active'
 
-// The status is derived, not stored.
-const columns = columnsOf(Illness, ['status'])
-
 export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
-  kind: 'illness',
-  key: 'illnesses',
-  changeOrder: 7,
-  table: 'illnesses',
-  path: 'illnesses',
-  singular: 'Illness',
-  plural: 'Illnesses',
+  ...kindNames('illness', 'illnesses', 'illnesses', 7),
   fhir: illnessMapping,
   summary: {
     shared: { illnesses: true },
@@ -77,11 +68,8 @@ export const illnessKind: RecordKind<'illness', 'illnesses', 'illnesses'> = {
     ]
   },
   filters: { status: { values: ['current', 'finished'], column: 'end_date', isNull: { current: true, finished: false } } },
-  schema: Illness,
-  fields: IllnessFields,
-  columns,
-  present: storedPresenter(Illness, columns, withIllnessStatus),
-  writable: Object.keys(IllnessFields),
+  // The status is derived, not stored.
+  ...storedFields(Illness, IllnessFields, { fields: ['status'], toResponse: withIllnessStatus }),
   dates: ['startDate', 'endDate'],
   // A visit during the illness is the illness's visit: up to its end, or today while it goes on.
   visitBy: { field: 'endDate', ongoing: true },

@@ -142,3 +142,24 @@ export interface KindSummary {
 export function nounOf (kind: { noun?: string, singular: string }): string {
   return kind.noun ?? kind.singular.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
 }
+
+/**
+ * A kind's names, from what the change log calls it, its list's name, its
+ * table and its place in the changes feed: its path is its list's name in
+ * kebab case (`medical-events`), its operations' names the two names in
+ * Pascal case (`MedicalEvent`, `MedicalEvents`).
+ */
+export function kindNames<Kind extends string, Key extends string, Table extends string> (
+  kind: Kind, key: Key, table: Table, changeOrder: number
+): Pick<RecordKind<Kind, Key, Table>, 'kind' | 'key' | 'table' | 'changeOrder' | 'path' | 'singular' | 'plural'> {
+  const pascal = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
+  return {
+    kind,
+    key,
+    changeOrder,
+    table,
+    path: key.replace(/[A-Z]/g, letter => `-${letter.toLowerCase()}`),
+    singular: pascal(kind),
+    plural: pascal(key)
+  }
+}

@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { IPS_PARTS, measurementMapping, ofTypes } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
-import { columnsOf, storedPresenter } from './columns'
+import { storedFields } from './columns'
 import type { Issue } from './rules'
-import type { RecordKind } from './kind'
+import { kindNames, type RecordKind } from './kind'
 import { VisitLink } from './visit-link'
 
 const HeightCm = Type.Number({ minimum: 20, maximum: 250, 'x-max-decimals': 2 })
@@ -45,26 +45,14 @@ export const Measurement = Type.Object({
 }, { $id: 'Measurement', title: 'Measurement' })
 export type Measurement = Static<typeof Measurement>
 
-const columns = columnsOf(Measurement)
-
 export const measurementKind: RecordKind<'measurement', 'measurements', 'measurements'> = {
-  kind: 'measurement',
-  key: 'measurements',
-  changeOrder: 4,
-  table: 'measurements',
-  path: 'measurements',
-  singular: 'Measurement',
-  plural: 'Measurements',
+  ...kindNames('measurement', 'measurements', 'measurements', 4),
   fhir: measurementMapping,
   summary: {
     shared: { growth: true },
     parts: [{ ...IPS_PARTS.vitalSigns, holds: ofTypes('Observation') }]
   },
-  schema: Measurement,
-  fields: MeasurementFields,
-  columns,
-  present: storedPresenter(Measurement, columns),
-  writable: Object.keys(MeasurementFields),
+  ...storedFields(Measurement, MeasurementFields),
   dates: ['measuredAt'],
   sorts: { measuredAt: 'measured_at', createdAt: 'created_at' },
   defaultSort: '-measuredAt',

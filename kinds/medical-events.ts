@@ -2,9 +2,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import { IPS_PARTS, medicalEventMapping, ofTypes } from '../lib/fhir'
 import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
 import { scheduleById } from '../io/schedules'
-import { columnsOf, storedPresenter } from './columns'
+import { storedFields } from './columns'
 import type { ChildFacts, Issue } from './rules'
-import type { RecordKind } from './kind'
+import { kindNames, type RecordKind } from './kind'
 import { VisitLink } from './visit-link'
 
 export const MedicalEventType = Type.String({ enum: ['vaccine', 'procedure', 'medication'] })
@@ -83,16 +83,8 @@ export const MedicalEvent = Type.Object({
 }, { $id: 'MedicalEvent', title: 'MedicalEvent' })
 export type MedicalEvent = Static<typeof MedicalEvent>
 
-const columns = columnsOf(MedicalEvent)
-
 export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medical_events'> = {
-  kind: 'medicalEvent',
-  key: 'medicalEvents',
-  changeOrder: 6,
-  table: 'medical_events',
-  path: 'medical-events',
-  singular: 'MedicalEvent',
-  plural: 'MedicalEvents',
+  ...kindNames('medicalEvent', 'medicalEvents', 'medical_events', 6),
   fhir: medicalEventMapping,
   summary: {
     shared: {
@@ -107,11 +99,7 @@ export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medi
     ]
   },
   filters: { type: { values: ['vaccine', 'procedure', 'medication'], column: 'type' } },
-  schema: MedicalEvent,
-  fields: MedicalEventFields,
-  columns,
-  present: storedPresenter(MedicalEvent, columns),
-  writable: Object.keys(MedicalEventFields),
+  ...storedFields(MedicalEvent, MedicalEventFields),
   // nextDueDate is not among them: it may lie in the future.
   dates: ['date'],
   sorts: { date: 'date', type: 'type', createdAt: 'created_at' },

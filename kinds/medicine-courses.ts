@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { DOSE_UNITS, IPS_PARTS, medicineCourseMapping, ofTypes } from '../lib/fhir'
 import { DATE_PATTERN, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
-import { columnsOf, storedPresenter } from './columns'
-import type { RecordKind } from './kind'
+import { storedFields } from './columns'
+import { kindNames, type RecordKind } from './kind'
 
 /** An amount of a medicine in its course's unit: more than 0, at most 100,000, at most 3 decimals. */
 export const DoseAmount = Type.Number({ exclusiveMinimum: 0, maximum: 100000, 'x-max-decimals': 3 })
@@ -50,8 +50,6 @@ export const MedicineCourse = Type.Object({
 })
 export type MedicineCourse = Static<typeof MedicineCourse>
 
-const columns = columnsOf(MedicineCourse)
-
 /** The moments the staged doses of the staged course `r` were given, newest first, as many as its rule reads. */
 const STAGED_DOSES = `array(
   select (d.row->>'given_at')::timestamptz from import_rows d
@@ -61,13 +59,7 @@ const STAGED_DOSES = `array(
 )`
 
 export const medicineCourseKind: RecordKind<'medicineCourse', 'medicineCourses', 'medicine_courses'> = {
-  kind: 'medicineCourse',
-  key: 'medicineCourses',
-  changeOrder: 10,
-  table: 'medicine_courses',
-  path: 'medicine-courses',
-  singular: 'MedicineCourse',
-  plural: 'MedicineCourses',
+  ...kindNames('medicineCourse', 'medicineCourses', 'medicine_courses', 10),
   fhir: medicineCourseMapping,
   summary: {
     shared: { medications: true },
@@ -79,11 +71,7 @@ export const medicineCourseKind: RecordKind<'medicineCourse', 'medicineCourses',
     exported: 'every medicine course of the child, newest first (by startDate), each with its nextDoseAllowedAt',
     change: '`medicineCourse` is a medicine course (its record a MedicineCourse); it changes with its doses when they move its nextDoseAllowedAt'
   },
-  schema: MedicineCourse,
-  fields: MedicineCourseFields,
-  columns,
-  present: storedPresenter(MedicineCourse, columns),
-  writable: Object.keys(MedicineCourseFields),
+  ...storedFields(MedicineCourse, MedicineCourseFields),
   // The end may lie in the future: only the start is held to the child's life.
   dates: ['startDate'],
   sorts: { startDate: 'start_date', endDate: 'end_date', name: 'name', createdAt: 'created_at' },

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { IPS_PARTS, medicineDoseMapping, ofTypes } from '../lib/fhir'
 import { Id, Nullable, Timestamp, Version } from '../lib/schemas'
-import { columnsOf, storedPresenter } from './columns'
-import type { RecordKind } from './kind'
+import { storedFields } from './columns'
+import { kindNames, type RecordKind } from './kind'
 import { DoseAmount, medicineCourseKind } from './medicine-courses'
 
 /** An RFC 3339 timestamp with its offset: a date alone, or a time without a zone, is refused. */
@@ -37,8 +37,6 @@ export const MedicineDose = Type.Object({
 })
 export type MedicineDose = Static<typeof MedicineDose>
 
-const columns = columnsOf(MedicineDose)
-
 const SCOPE = 'Within the family scope of the course\'s child: any member reads, an owner or member writes; a course of another family is a 403, one that does not exist a 404.'
 
 /** The staged course of the staged dose `r`. */
@@ -53,14 +51,7 @@ const DOSES_BEFORE = `array(
 )`
 
 export const medicineDoseKind: RecordKind<'medicineDose', 'medicineDoses', 'medicine_doses'> = {
-  kind: 'medicineDose',
-  key: 'medicineDoses',
-  changeOrder: 11,
-  table: 'medicine_doses',
-  schema: MedicineDose,
-  path: 'medicine-doses',
-  singular: 'MedicineDose',
-  plural: 'MedicineDoses',
+  ...kindNames('medicineDose', 'medicineDoses', 'medicine_doses', 11),
   noun: 'medicine dose',
   fhir: medicineDoseMapping,
   summary: {
@@ -75,10 +66,7 @@ export const medicineDoseKind: RecordKind<'medicineDose', 'medicineDoses', 'medi
     exported: 'every dose of the child\'s medicine courses, oldest first (by givenAt); each names its course by courseId',
     change: '`medicineDose` is a dose of a medicine course (its record a MedicineDose, childId the course\'s child). A dose that moves its course\'s nextDoseAllowedAt comes with a `medicineCourse` change `updated`, and with a `medicineDose` change `updated` of each later dose whose early flag it changes'
   },
-  fields: MedicineDoseFields,
-  columns,
-  present: storedPresenter(MedicineDose, columns),
-  writable: Object.keys(MedicineDoseFields),
+  ...storedFields(MedicineDose, MedicineDoseFields),
   dates: [],
   timestamps: ['givenAt'],
   sorts: { givenAt: 'given_at', createdAt: 'created_at' },

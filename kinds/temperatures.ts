@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { IPS_PARTS, ofTypes, temperatureMapping } from '../lib/fhir'
 import { FreeText, Id, Nullable, Timestamp, Version } from '../lib/schemas'
-import { columnsOf, storedPresenter } from './columns'
+import { storedFields } from './columns'
 import { illnessKind, TemperatureC } from './illnesses'
-import type { RecordKind } from './kind'
+import { kindNames, type RecordKind } from './kind'
 
 export const TEMPERATURE_METHODS = ['oral', 'rectal', 'axillary', 'ear', 'forehead'] as const
 
@@ -41,19 +41,10 @@ export const Temperature = Type.Object({
 })
 export type Temperature = Static<typeof Temperature>
 
-const columns = columnsOf(Temperature)
-
 const SCOPE = 'Within the family scope of the illness\'s child: any member reads, an owner or member writes; an illness of another family is a 403, one that does not exist a 404.'
 
 export const temperatureKind: RecordKind<'temperature', 'temperatures', 'temperatures'> = {
-  kind: 'temperature',
-  key: 'temperatures',
-  changeOrder: 9,
-  table: 'temperatures',
-  schema: Temperature,
-  path: 'temperatures',
-  singular: 'Temperature',
-  plural: 'Temperatures',
+  ...kindNames('temperature', 'temperatures', 'temperatures', 9),
   noun: 'temperature reading',
   fhir: temperatureMapping,
   summary: {
@@ -68,10 +59,7 @@ export const temperatureKind: RecordKind<'temperature', 'temperatures', 'tempera
     exported: 'every temperature reading of the child\'s illnesses, oldest first (by takenAt); each names its illness by illnessId. Archives written before readings existed have no such list',
     change: '`temperature` is a temperature reading of an illness (its record a Temperature, childId the illness\'s child). A reading that changes its illness\'s highest temperature comes with an `illness` change `updated` of that illness'
   },
-  fields: TemperatureFields,
-  columns,
-  present: storedPresenter(Temperature, columns),
-  writable: Object.keys(TemperatureFields),
+  ...storedFields(Temperature, TemperatureFields),
   dates: [],
   timestamps: ['takenAt'],
   sorts: { takenAt: 'taken_at', createdAt: 'created_at' },

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { IPS_PARTS, ofTypes, visitMapping } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Name, Nullable, StrictObject, Timestamp, Version } from '../lib/schemas'
-import { columnsOf, storedPresenter } from './columns'
-import type { RecordKind } from './kind'
+import { storedFields } from './columns'
+import { kindNames, type RecordKind } from './kind'
 import { checkValues, measurementKind, MeasurementValues } from './measurements'
 import { latestAllowedDate, type Issue } from './rules'
 
@@ -56,16 +56,8 @@ export const CreatedVisit = Type.Object({
   measurement: Type.Optional(Type.Ref('Measurement'))
 }, { title: 'CreatedVisit', description: 'The visit, with the measurement created with it when there was one' })
 
-const columns = columnsOf(Visit)
-
 export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
-  kind: 'visit',
-  key: 'visits',
-  changeOrder: 5,
-  table: 'visits',
-  path: 'visits',
-  singular: 'Visit',
-  plural: 'Visits',
+  ...kindNames('visit', 'visits', 'visits', 5),
   fhir: visitMapping,
   summary: {
     shared: { visits: true },
@@ -76,11 +68,7 @@ export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   createSchema: CreatedVisit,
   // A visit with a measurement: both are written in one transaction, or neither.
   createsWith: { field: 'measurement', kind: measurementKind, link: visit => ({ measuredAt: visit.date, visitId: visit.id }) },
-  schema: Visit,
-  fields: VisitFields,
-  columns,
-  present: storedPresenter(Visit, columns),
-  writable: Object.keys(VisitFields),
+  ...storedFields(Visit, VisitFields),
   dates: ['date'],
   sorts: { date: 'date', type: 'type', createdAt: 'created_at' },
   defaultSort: '-date',

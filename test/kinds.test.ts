@@ -33,3 +33,19 @@ t.test('every kind says where a shared summary puts its records', async t => {
   }
   t.same(SUMMARY_PARTS, KINDS.flatMap(kind => kind.summary.parts), 'the summary reads them from the registry')
 })
+
+t.test('a kind\'s path and operation names come from its names', async t => {
+  t.same(KINDS.map(kind => [kind.kind, kind.key, kind.table, kind.path, kind.singular, kind.plural]), [
+    ['measurement', 'measurements', 'measurements', 'measurements', 'Measurement', 'Measurements'],
+    ['visit', 'visits', 'visits', 'visits', 'Visit', 'Visits'],
+    ['medicalEvent', 'medicalEvents', 'medical_events', 'medical-events', 'MedicalEvent', 'MedicalEvents'],
+    ['illness', 'illnesses', 'illnesses', 'illnesses', 'Illness', 'Illnesses'],
+    ['temperature', 'temperatures', 'temperatures', 'temperatures', 'Temperature', 'Temperatures'],
+    ['medicineCourse', 'medicineCourses', 'medicine_courses', 'medicine-courses', 'MedicineCourse', 'MedicineCourses'],
+    ['medicineDose', 'medicineDoses', 'medicine_doses', 'medicine-doses', 'MedicineDose', 'MedicineDoses'],
+    ['allergy', 'allergies', 'allergies', 'allergies', 'Allergy', 'Allergies']
+  ])
+  const illness = KINDS.find(kind => kind.kind === 'illness')
+  t.notOk('status' in (illness?.columns ?? {}), 'a derived field has no column')
+  t.same(illness?.writable, Object.keys(illness?.fields ?? {}), 'a client writes the body\'s fields')
+})
