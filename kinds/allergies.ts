@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { loinc, ofTypes, resourceId, type AllergyIntolerance, type FhirMapping, type Reference, type Resource, type SummaryPart } from '../lib/fhir'
-import { FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
+import { FreeText, IsoDate, Name, Nullable } from '../lib/schemas'
 import { storedFields } from './columns'
+import { recordSchema } from './record-schema'
 import { kindNames, type RecordKind } from './kind'
 
 const CATEGORIES = ['food', 'medication', 'environment', 'other'] as const
@@ -22,24 +23,15 @@ export const AllergyFields = {
   notes: Type.Optional(Nullable(FreeText))
 }
 
-export const Allergy = Type.Object({
-  id: Id,
-  childId: Id,
+export const Allergy = recordSchema('Allergy', {
   date: IsoDate,
   substance: Type.String(),
   category: Nullable(AllergyCategory),
   reaction: Nullable(Type.String()),
   severity: Nullable(AllergySeverity),
   status: AllergyStatus,
-  notes: Nullable(Type.String()),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}, {
-  $id: 'Allergy',
-  title: 'Allergy',
-  description: 'An allergy or intolerance of a child: the substance, what kind of substance, the reaction and how severe it is, and whether it lasts. A shared summary\'s medications section lists them, or says that none is known.'
-})
+  notes: Nullable(Type.String())
+}, 'An allergy or intolerance of a child: the substance, what kind of substance, the reaction and how severe it is, and whether it lasts. A shared summary\'s medications section lists them, or says that none is known.')
 export type Allergy = Static<typeof Allergy>
 
 const CLINICAL = 'http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical'

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { illnessMapping, IPS_PARTS, ofTypes, type Resource } from '../lib/fhir'
-import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
+import { FreeText, Id, IsoDate, Nullable } from '../lib/schemas'
 import { storedFields } from './columns'
+import { recordSchema } from './record-schema'
 import { kindNames, type RecordKind } from './kind'
 import { VisitLink } from './visit-link'
 
@@ -19,9 +20,7 @@ export const IllnessFields = {
   notes: Type.Optional(Nullable(FreeText))
 }
 
-export const Illness = Type.Object({
-  id: Id,
-  childId: Id,
+export const Illness = recordSchema('Illness', {
   startDate: IsoDate,
   endDate: Nullable(IsoDate),
   diagnosis: Nullable(Type.String()),
@@ -31,11 +30,8 @@ export const Illness = Type.Object({
   maxTemperatureC: Nullable(Type.Number({ description: 'the highest of the illness\'s temperature readings (°C, GET /api/illnesses/{illnessId}/temperatures); null without readings. A reading that changes it changes the illness too: its version and ETag move and the changes feed has an illness `updated`' })),
   visitId: Nullable(Id),
   notes: Nullable(Type.String()),
-  status: Type.String({ enum: ['current', 'finished'], description: '`current` while there is no endDate' }),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}, { $id: 'Illness', title: 'Illness' })
+  status: Type.String({ enum: ['current', 'finished'], description: '`current` while there is no endDate' })
+})
 export type Illness = Static<typeof Illness>
 
 /**

@@ -1,5 +1,5 @@
 import type { TObject, TProperties, TSchema } from '@sinclair/typebox'
-import type { FhirMapping, SummaryPart, SummarySection } from '../lib/fhir'
+import { ofTypes, type FhirMapping, type Resource, type SummaryPart, type SummarySection } from '../lib/fhir'
 import type { RuleSpec } from './rules'
 
 type Values = Record<string, unknown>
@@ -136,6 +136,14 @@ export interface RecordKind<Kind extends string = string, Key extends string = s
 export interface KindSummary {
   shared: Partial<Record<SummarySection, true | ((row: Values) => boolean)>>
   parts: SummaryPart[]
+}
+
+/**
+ * The summary of a kind whose records a share's section holds all of, and
+ * whose resources of one type go in one IPS section.
+ */
+export function summaryIn (section: SummarySection, part: Omit<SummaryPart, 'holds'>, resourceType: Resource['resourceType']): KindSummary {
+  return { shared: { [section]: true }, parts: [{ ...part, holds: ofTypes(resourceType) }] }
 }
 
 /** A kind's name in a sentence: `medical event`, `temperature reading`. */

@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, measurementMapping, ofTypes } from '../lib/fhir'
-import { FreeText, Id, IsoDate, Nullable, Timestamp, Version } from '../lib/schemas'
+import { IPS_PARTS, measurementMapping } from '../lib/fhir'
+import { FreeText, Id, IsoDate, Nullable } from '../lib/schemas'
 import { storedFields } from './columns'
+import { recordSchema } from './record-schema'
 import type { Issue } from './rules'
-import { kindNames, type RecordKind } from './kind'
+import { kindNames, summaryIn, type RecordKind } from './kind'
 import { VisitLink } from './visit-link'
 
 const HeightCm = Type.Number({ minimum: 20, maximum: 250, 'x-max-decimals': 2 })
@@ -30,28 +31,20 @@ export function checkValues (values: Record<string, unknown>, path = '/body'): I
   return some ? [] : [{ path, message: 'must have at least one of heightCm, weightKg, headCircumferenceCm' }]
 }
 
-export const Measurement = Type.Object({
-  id: Id,
-  childId: Id,
+export const Measurement = recordSchema('Measurement', {
   measuredAt: IsoDate,
   heightCm: Nullable(Type.Number()),
   weightKg: Nullable(Type.Number()),
   headCircumferenceCm: Nullable(Type.Number()),
   visitId: Nullable(Id),
-  notes: Nullable(Type.String()),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}, { $id: 'Measurement', title: 'Measurement' })
+  notes: Nullable(Type.String())
+})
 export type Measurement = Static<typeof Measurement>
 
 export const measurementKind: RecordKind<'measurement', 'measurements', 'measurements'> = {
   ...kindNames('measurement', 'measurements', 'measurements', 4),
   fhir: measurementMapping,
-  summary: {
-    shared: { growth: true },
-    parts: [{ ...IPS_PARTS.vitalSigns, holds: ofTypes('Observation') }]
-  },
+  summary: summaryIn('growth', IPS_PARTS.vitalSigns, 'Observation'),
   ...storedFields(Measurement, MeasurementFields),
   dates: ['measuredAt'],
   sorts: { measuredAt: 'measured_at', createdAt: 'created_at' },

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { IPS_PARTS, medicalEventMapping, ofTypes } from '../lib/fhir'
-import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
+import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable } from '../lib/schemas'
 import { scheduleById } from '../io/schedules'
 import { storedFields } from './columns'
+import { recordSchema } from './record-schema'
 import type { ChildFacts, Issue } from './rules'
 import { kindNames, type RecordKind } from './kind'
 import { VisitLink } from './visit-link'
@@ -64,9 +65,7 @@ const seriesRules = {
   }
 }
 
-export const MedicalEvent = Type.Object({
-  id: Id,
-  childId: Id,
+export const MedicalEvent = recordSchema('MedicalEvent', {
   date: IsoDate,
   type: MedicalEventType,
   name: Type.String(),
@@ -76,11 +75,8 @@ export const MedicalEvent = Type.Object({
   lotNumber: Nullable(Type.String({ description: 'The vaccine\'s lot number; null unless set on a vaccine' })),
   site: Nullable(Type.String({ description: 'Where on the body the dose was given; null unless set on a vaccine' })),
   nextDueDate: Nullable(Type.String({ format: 'date', description: 'When the next dose is due; null unless set on a vaccine' })),
-  vaccine: Nullable(Type.String({ description: 'The series of the child\'s vaccine schedule this is a dose of (e.g. DTaP); null unless set on a vaccine' })),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}, { $id: 'MedicalEvent', title: 'MedicalEvent' })
+  vaccine: Nullable(Type.String({ description: 'The series of the child\'s vaccine schedule this is a dose of (e.g. DTaP); null unless set on a vaccine' }))
+})
 export type MedicalEvent = Static<typeof MedicalEvent>
 
 export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medical_events'> = {

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DOSE_UNITS, IPS_PARTS, medicineCourseMapping, ofTypes } from '../lib/fhir'
-import { DATE_PATTERN, Id, IsoDate, Name, Nullable, Timestamp, Version } from '../lib/schemas'
+import { DOSE_UNITS, IPS_PARTS, medicineCourseMapping } from '../lib/fhir'
+import { DATE_PATTERN, IsoDate, Name, Nullable } from '../lib/schemas'
 import { storedFields } from './columns'
-import { kindNames, type RecordKind } from './kind'
+import { recordSchema } from './record-schema'
+import { kindNames, summaryIn, type RecordKind } from './kind'
 
 /** An amount of a medicine in its course's unit: more than 0, at most 100,000, at most 3 decimals. */
 export const DoseAmount = Type.Number({ exclusiveMinimum: 0, maximum: 100000, 'x-max-decimals': 3 })
@@ -25,9 +26,7 @@ export const MedicineCourseFields = {
   remind: Type.Optional(Nullable(Type.Boolean({ description: 'remind the family\'s members when a dose is allowed again while the course runs; omitted or null is false (on a PUT too), a PATCH without it keeps it' })))
 }
 
-export const MedicineCourse = Type.Object({
-  id: Id,
-  childId: Id,
+export const MedicineCourse = recordSchema('MedicineCourse', {
   name: Type.String(),
   doseAmount: Type.Number(),
   doseUnit: DoseUnit,
@@ -39,15 +38,8 @@ export const MedicineCourse = Type.Object({
   nextDoseAllowedAt: Nullable(Type.String({
     format: 'date-time',
     description: `when the next dose is allowed, from the course's doses (GET /api/medicine-courses/{courseId}/doses); null without doses. ${RULE} A dose or a change of the course's interval or limit that moves it changes the course too: its version and ETag move and the changes feed has a medicineCourse \`updated\``
-  })),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}, {
-  $id: 'MedicineCourse',
-  title: 'MedicineCourse',
-  description: `A course of a medicine given to a child: its dose, the least time between doses and the most doses in 24 hours, from startDate to endDate. Its doses are recorded under it. ${RULE}`
-})
+  }))
+}, `A course of a medicine given to a child: its dose, the least time between doses and the most doses in 24 hours, from startDate to endDate. Its doses are recorded under it. ${RULE}`)
 export type MedicineCourse = Static<typeof MedicineCourse>
 
 /** The moments the staged doses of the staged course `r` were given, newest first, as many as its rule reads. */
@@ -61,10 +53,7 @@ const STAGED_DOSES = `array(
 export const medicineCourseKind: RecordKind<'medicineCourse', 'medicineCourses', 'medicine_courses'> = {
   ...kindNames('medicineCourse', 'medicineCourses', 'medicine_courses', 10),
   fhir: medicineCourseMapping,
-  summary: {
-    shared: { medications: true },
-    parts: [{ ...IPS_PARTS.medications, holds: ofTypes('MedicationStatement') }]
-  },
+  summary: summaryIn('medications', IPS_PARTS.medications, 'MedicationStatement'),
   descriptions: {
     list: 'Newest first (by startDate) by default. from and to are inclusive bounds on startDate.',
     create: `${RULE} The course answers nextDoseAllowedAt, null until its first dose (POST /api/medicine-courses/{courseId}/doses).`,

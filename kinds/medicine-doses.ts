@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, medicineDoseMapping, ofTypes } from '../lib/fhir'
-import { Id, Nullable, Timestamp, Version } from '../lib/schemas'
+import { IPS_PARTS, medicineDoseMapping } from '../lib/fhir'
+import { Id, Nullable, Timestamp } from '../lib/schemas'
 import { storedFields } from './columns'
-import { kindNames, type RecordKind } from './kind'
+import { recordSchema } from './record-schema'
+import { kindNames, summaryIn, type RecordKind } from './kind'
 import { DoseAmount, medicineCourseKind } from './medicine-courses'
 
 /** An RFC 3339 timestamp with its offset: a date alone, or a time without a zone, is refused. */
@@ -20,21 +21,12 @@ export const MedicineDoseFields = {
   amount: Type.Optional(Nullable({ ...DoseAmount, description: 'the amount given, in the course\'s doseUnit: more than 0, at most 100000, at most 3 decimals; null: the course\'s doseAmount' }))
 }
 
-export const MedicineDose = Type.Object({
-  id: Id,
-  childId: Id,
+export const MedicineDose = recordSchema('MedicineDose', {
   courseId: Id,
   givenAt: Timestamp,
   amount: Nullable(Type.Number({ description: 'null: the course\'s doseAmount was given' })),
-  early: Type.Boolean({ description: `${EARLY} ${KEPT}` }),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}, {
-  $id: 'MedicineDose',
-  title: 'MedicineDose',
-  description: `A dose of a medicine course. It belongs to its course for good (its courseId and childId never change) and goes when the course is deleted. ${EARLY}`
-})
+  early: Type.Boolean({ description: `${EARLY} ${KEPT}` })
+}, `A dose of a medicine course. It belongs to its course for good (its courseId and childId never change) and goes when the course is deleted. ${EARLY}`)
 export type MedicineDose = Static<typeof MedicineDose>
 
 const SCOPE = 'Within the family scope of the course\'s child: any member reads, an owner or member writes; a course of another family is a 403, one that does not exist a 404.'
@@ -54,10 +46,7 @@ export const medicineDoseKind: RecordKind<'medicineDose', 'medicineDoses', 'medi
   ...kindNames('medicineDose', 'medicineDoses', 'medicine_doses', 11),
   noun: 'medicine dose',
   fhir: medicineDoseMapping,
-  summary: {
-    shared: { medications: true },
-    parts: [{ ...IPS_PARTS.medications, holds: ofTypes('MedicationAdministration') }]
-  },
+  summary: summaryIn('medications', IPS_PARTS.medications, 'MedicationAdministration'),
   // A dose is listed and created under its course, as /api/medicine-courses/{courseId}/doses.
   parent: { kind: medicineCourseKind, param: 'courseId', column: 'course_id', segment: 'doses' },
   descriptions: {

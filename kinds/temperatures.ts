@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, ofTypes, temperatureMapping } from '../lib/fhir'
-import { FreeText, Id, Nullable, Timestamp, Version } from '../lib/schemas'
+import { IPS_PARTS, temperatureMapping } from '../lib/fhir'
+import { FreeText, Id, Nullable, Timestamp } from '../lib/schemas'
 import { storedFields } from './columns'
+import { recordSchema } from './record-schema'
 import { illnessKind, TemperatureC } from './illnesses'
-import { kindNames, type RecordKind } from './kind'
+import { kindNames, summaryIn, type RecordKind } from './kind'
 
 export const TEMPERATURE_METHODS = ['oral', 'rectal', 'axillary', 'ear', 'forehead'] as const
 
@@ -23,22 +24,13 @@ export const TemperatureFields = {
   notes: Type.Optional(Nullable(FreeText))
 }
 
-export const Temperature = Type.Object({
-  id: Id,
-  childId: Id,
+export const Temperature = recordSchema('Temperature', {
   illnessId: Id,
   takenAt: Timestamp,
   temperatureC: Type.Number(),
   method: Nullable(TemperatureMethod),
-  notes: Nullable(Type.String()),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}, {
-  $id: 'Temperature',
-  title: 'Temperature',
-  description: 'A body temperature reading taken during an illness. It belongs to its illness for good (its illnessId and childId never change) and goes when the illness is deleted. The illness answers the highest reading as maxTemperatureC, and as temperatureC.'
-})
+  notes: Nullable(Type.String())
+}, 'A body temperature reading taken during an illness. It belongs to its illness for good (its illnessId and childId never change) and goes when the illness is deleted. The illness answers the highest reading as maxTemperatureC, and as temperatureC.')
 export type Temperature = Static<typeof Temperature>
 
 const SCOPE = 'Within the family scope of the illness\'s child: any member reads, an owner or member writes; an illness of another family is a 403, one that does not exist a 404.'
@@ -47,10 +39,7 @@ export const temperatureKind: RecordKind<'temperature', 'temperatures', 'tempera
   ...kindNames('temperature', 'temperatures', 'temperatures', 9),
   noun: 'temperature reading',
   fhir: temperatureMapping,
-  summary: {
-    shared: { illnesses: true },
-    parts: [{ ...IPS_PARTS.vitalSigns, holds: ofTypes('Observation') }]
-  },
+  summary: summaryIn('illnesses', IPS_PARTS.vitalSigns, 'Observation'),
   // A reading is listed and created under its illness.
   parent: { kind: illnessKind, param: 'illnessId', column: 'illness_id' },
   descriptions: {

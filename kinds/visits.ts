@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, ofTypes, visitMapping } from '../lib/fhir'
-import { FreeText, Id, IsoDate, Name, Nullable, StrictObject, Timestamp, Version } from '../lib/schemas'
+import { IPS_PARTS, visitMapping } from '../lib/fhir'
+import { FreeText, IsoDate, Name, Nullable, StrictObject } from '../lib/schemas'
 import { storedFields } from './columns'
-import { kindNames, type RecordKind } from './kind'
+import { recordSchema } from './record-schema'
+import { kindNames, summaryIn, type RecordKind } from './kind'
 import { checkValues, measurementKind, MeasurementValues } from './measurements'
 import { latestAllowedDate, type Issue } from './rules'
 
@@ -29,20 +30,12 @@ export const VisitFields = {
   notes: Type.Optional(Nullable(FreeText))
 }
 
-/** A visit's fields as its answers hold them; a create's answer adds the measurement created with it. */
-export const visitProperties = {
-  id: Id,
-  childId: Id,
+export const Visit = recordSchema('Visit', {
   date: IsoDate,
   type: VisitType,
   provider: Nullable(Type.String()),
-  notes: Nullable(Type.String()),
-  version: Version,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
-}
-
-export const Visit = Type.Object(visitProperties, { $id: 'Visit', title: 'Visit' })
+  notes: Nullable(Type.String())
+})
 export type Visit = Static<typeof Visit>
 
 export const VisitCreateFields = {
@@ -51,18 +44,16 @@ export const VisitCreateFields = {
   })))
 }
 
+/** A create's answer: the visit's fields and the measurement created with it. */
 export const CreatedVisit = Type.Object({
-  ...visitProperties,
+  ...Visit.properties,
   measurement: Type.Optional(Type.Ref('Measurement'))
 }, { title: 'CreatedVisit', description: 'The visit, with the measurement created with it when there was one' })
 
 export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   ...kindNames('visit', 'visits', 'visits', 5),
   fhir: visitMapping,
-  summary: {
-    shared: { visits: true },
-    parts: [{ ...IPS_PARTS.encounters, holds: ofTypes('Encounter') }]
-  },
+  summary: summaryIn('visits', IPS_PARTS.encounters, 'Encounter'),
   filters: { type: { values: VISIT_TYPES, column: 'type' } },
   createFields: VisitCreateFields,
   createSchema: CreatedVisit,
