@@ -1,5 +1,6 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
+import type { AttachmentOf } from '../lib/fhir'
 import { uploadUrl } from '../lib/files/names'
 import { conditions } from './records'
 import { readPage, type Page, type PageRequest } from './list'
@@ -7,18 +8,8 @@ import { ATTACHMENT_LINKS, ATTACHMENT_LINK_FIELDS } from '../lib/attachment-link
 
 type Fragment = PendingQuery<Row[]>
 
-export interface Attachment {
-  id: number
-  childId: number
-  visitId: number | null
-  measurementId: number | null
-  illnessId: number | null
-  fileName: string
-  contentType: string
-  sizeBytes: number
-  url: string
+export interface Attachment extends AttachmentOf<Date> {
   version: number
-  createdAt: Date
 }
 
 export interface AttachmentLinks {

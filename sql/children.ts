@@ -3,26 +3,17 @@ import type { Db } from '../db/client'
 import { inCallerFamily, type Caller } from './access'
 import { KINDS } from '../kinds'
 import { childColumns } from '../lib/child-fields'
+import type { ChildOf } from '../lib/fhir'
 import { avatarUrl } from '../lib/files/names'
 import type { StoredNames } from '../io/stored-files'
 import { readPage, type Page, type PageRequest } from './list'
 
 type Fragment = PendingQuery<Row[]>
 
-export interface ChildRow {
-  id: number
-  familyId: number
-  name: string
-  dateOfBirth: string
-  sex: 'female' | 'male' | 'other'
-  avatarUrl: string | null
-  gestationalAgeAtBirthWeeks: number | null
-  gestationalAgeAtBirthDays: number | null
+export interface ChildRow extends ChildOf<Date> {
   growthReference: string
   scheduleId: string | null
   version: number
-  createdAt: Date
-  updatedAt: Date
 }
 
 export interface ChildFields {

@@ -7,7 +7,7 @@ export { DOSE_UNITS, medicineCourseMapping, medicineDoseMapping, type DoseUnit, 
 export { temperatureMapping } from './temperatures'
 export { EXPORT_NAMESPACE, resourceId, uuidV5 } from './ids'
 export { bodyMassIndex } from './measurements'
-export type { Attachment, FhirChild, Illness, MedicalEvent, Measurement, Temperature, Visit } from './records'
+export type { Attachment, AttachmentOf, ChildOf, FhirChild, Illness, MedicalEvent, Measurement, Temperature, Visit } from './records'
 export type * from './resources'
 export { VitalSigns, LOINC, UCUM } from './vital-signs'
 export { IPS_PARTS, loinc, ofTypes, patientSummary, SUMMARY_SECTIONS, type SummaryOptions, type SummaryPart, type SummarySection } from './summary'

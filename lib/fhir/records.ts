@@ -3,7 +3,11 @@
  * RFC 3339 in UTC, decimals as numbers, empty fields null.
  */
 
-export interface FhirChild {
+/**
+ * A child's fields that a bundle reads, its timestamps as `Time`: RFC 3339
+ * text in a bundle, dates as the database gives them.
+ */
+export interface ChildOf<Time> {
   id: number
   familyId: number
   name: string
@@ -12,9 +16,11 @@ export interface FhirChild {
   avatarUrl: string | null
   gestationalAgeAtBirthWeeks: number | null
   gestationalAgeAtBirthDays: number | null
-  createdAt: string
-  updatedAt: string
+  createdAt: Time
+  updatedAt: Time
 }
+
+export type FhirChild = ChildOf<string>
 
 /** A growth score as the growth route answers it. */
 export interface GrowthScore {
@@ -102,7 +108,8 @@ export interface Temperature {
   updatedAt: string
 }
 
-export interface Attachment {
+/** An attachment's fields that a bundle reads, its timestamp as `Time`, as a child's. */
+export interface AttachmentOf<Time> {
   id: number
   childId: number
   visitId: number | null
@@ -112,7 +119,10 @@ export interface Attachment {
   contentType: string
   sizeBytes: number
   url: string
-  createdAt: string
+  createdAt: Time
+}
+
+export interface Attachment extends AttachmentOf<string> {
   /** The file's bytes, base64, when the bundle carries them instead of the file's address. */
   data?: string
 }
