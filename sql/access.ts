@@ -74,24 +74,11 @@ export function targetQuery (db: Db, caller: Caller, target: TargetKind, id: num
     `
   }
   if ('child' in target) {
-    return db<Resolved[]>`
-      select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role, c.version,
-             ${clockOf(db, clock, db`c.family_id`, db`c.id`)} as clock
-      from children c
-      left join family_members m on ${membership(db, caller, db`c.family_id`)}
-      where c.id = ${id}
-    `
+    return throughChild(db, caller, clock, db`c.version`, db`from children c`, db`c.id = ${id}`)
   }
   if ('share' in target) {
     // A share link of a child: not a record, it has no version.
-    return db<Resolved[]>`
-      select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role, null::int as version,
-             ${clockOf(db, clock, db`c.family_id`, db`c.id`)} as clock
-      from shares s
-      join children c on c.id = s.child_id
-      left join family_members m on ${membership(db, caller, db`c.family_id`)}
-      where s.id = ${id}
-    `
+    return throughChild(db, caller, clock, db`null::int`, db`from shares s join children c on c.id = s.child_id`, db`s.id = ${id}`)
   }
   if ('history' in target) {
     return db<Resolved[]>`
@@ -107,13 +94,21 @@ export function targetQuery (db: Db, caller: Caller, target: TargetKind, id: num
       left join family_members m on ${membership(db, caller, db`x.family_id`)}
     `
   }
+  return throughChild(db, caller, clock, db`r.version`, db`from ${db(target.record)} r join children c on c.id = r.child_id`, db`r.id = ${id}`)
+}
+
+/**
+ * A target found through its child `c`, which `from` joins: the child's
+ * family and date of birth, the caller's role there and the target's
+ * version; `where` picks the target.
+ */
+function throughChild (db: Db, caller: Caller, clock: ClockOf, version: Fragment, from: Fragment, where: Fragment): PendingQuery<Resolved[]> {
   return db<Resolved[]>`
-    select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role, r.version,
+    select c.family_id as "familyId", c.id as "childId", c.date_of_birth as "childBirth", m.role, ${version} as version,
            ${clockOf(db, clock, db`c.family_id`, db`c.id`)} as clock
-    from ${db(target.record)} r
-    join children c on c.id = r.child_id
+    ${from}
     left join family_members m on ${membership(db, caller, db`c.family_id`)}
-    where r.id = ${id}
+    where ${where}
   `
 }
 
