@@ -5,7 +5,7 @@ import type { Family, Member } from './families'
 import type { FamilyRole, Role } from '../lib/roles'
 import { KINDS, type RecordKey } from '../kinds'
 import type { User } from './users'
-import { pageTotal } from './list'
+import { readPage } from './list'
 
 /** Queries of the administration routes. */
 
@@ -128,15 +128,8 @@ export async function listAdminUsers (db: Db, options: ListOptions<UserSortField
     name: db`lower(u.name)`,
     email: db`lower(u.email)`
   })
-  const rows = await db<(AdminUser & { total: number })[]>`
-    select ${adminUserColumns(db)}, (select count(*) from users u ${where}) as total
-    from users u
-    ${where}
-    order by ${order}
-    limit ${options.limit} offset ${options.offset}
-  `
-  const total = await pageTotal(rows, options.offset, () => db`select count(*) as n from users u ${where}`)
-  return { rows: rows.map(({ total: _total, ...user }) => user), total }
+  const { limit, offset } = options
+  return await readPage<AdminUser>(db, { select: adminUserColumns(db), from: db`from users u ${where}`, order: db`order by ${order}`, limit, offset })
 }
 
 export async function updateUserAccount (
@@ -253,15 +246,8 @@ export async function listAllFamilies (db: Db, viewerId: number, options: ListOp
     name: db`lower(f.name)`,
     createdAt: db`f.created_at`
   })
-  const rows = await db<(Family & { total: number })[]>`
-    select ${familyColumns(db, viewerId)}, (select count(*) from families f ${where}) as total
-    from families f
-    ${where}
-    order by ${order}
-    limit ${options.limit} offset ${options.offset}
-  `
-  const total = await pageTotal(rows, options.offset, () => db`select count(*) as n from families f ${where}`)
-  return { rows: rows.map(({ total: _total, ...family }) => family), total }
+  const { limit, offset } = options
+  return await readPage<Family>(db, { select: familyColumns(db, viewerId), from: db`from families f ${where}`, order: db`order by ${order}`, limit, offset })
 }
 
 export async function familyMembers (db: Db, familyId: number): Promise<Member[]> {
