@@ -54,7 +54,10 @@ t.test('an atomic batch past its limit rolls back whole with 422 BATCH_TOO_LONG;
   t.same(await counts(), before, 'nothing written, no change recorded')
   const feed = await changesSince(app, b.owner, b.familyId, mark.next)
   t.same(feed.data.map((change: Json) => [change.kind, change.op, change.id]), [['measurement', 'created', theirs.id]], 'the other family\'s change is in its feed')
-  t.equal((await batch({ atomic: true, operations: creates(1) })).statusCode, 200, 'the family writes on')
+  // Not atomic, so not under the 50 ms limit, which a loaded machine may pass with one write.
+  const after = await batch({ atomic: false, operations: creates(1) })
+  t.equal(after.statusCode, 200, 'the family writes on')
+  t.same(after.json().results.map((result: Json) => result.status), [201], 'its write is created')
 })
 
 /** A write of notes 'slow' takes 3 s in the database, through a trigger of the test's own database. */
