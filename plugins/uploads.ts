@@ -11,6 +11,7 @@ import { errors } from '../lib/errors'
 import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 import { storedNamesInUse } from '../sql/attachments'
 import { avatarNamesInUse } from '../sql/children'
+import { ATTACHMENT_LINK_FIELDS } from '../lib/attachment-links'
 
 export type UploadKind = 'attachment' | 'avatar' | 'archive'
 
@@ -84,7 +85,7 @@ export default fp(async function uploads (fastify) {
   // pause should not cost them.
   const noMinimum = { minRate: 0, rateWindowMs: config.uploadRateWindow }
   const rules: Record<UploadKind, UploadRules> = {
-    attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ['visitId', 'measurementId', 'illnessId'], ...noMinimum },
+    attachment: { dir: config.uploadDir, maxSize: config.maxFileSize, types: ATTACHMENT_TYPES, fields: ATTACHMENT_LINK_FIELDS, ...noMinimum },
     avatar: { dir: config.avatarDir, maxSize: config.maxFileSize, types: AVATAR_TYPES, fields: [], ...noMinimum },
     archive: { dir: config.uploadDir, maxSize: config.maxImportSize, types: ARCHIVE_TYPES, fields: [], minRate: config.uploadMinRate, rateWindowMs: config.uploadRateWindow }
   }
