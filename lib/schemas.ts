@@ -127,6 +127,19 @@ export const ConditionalRead = Type.Object({
   'if-none-match': Type.Optional(Type.String({ description: 'An ETag of an earlier answer of the same URL: 304 with no body while it is current' }))
 })
 
+/**
+ * The request header and the answers of a conditional read of a named object:
+ * 200 with its ETag, 304 while the ETag sent is current, and the errors given.
+ */
+export function conditionalRead (ref: string, etag: string, ...statuses: number[]) {
+  return { headers: ConditionalRead, response: { 200: WithETag(Type.Ref(ref), etag), 304: NotModified, ...errorResponses(...statuses) } }
+}
+
+/** The answers of a request that answers 204 with no body (`description` says what it did), and the errors given. */
+export function noContent (description: string, ...statuses: number[]) {
+  return { 204: Type.Null({ description }), ...errorResponses(...statuses) }
+}
+
 /** The request header of a write that expects a version. */
 export const ConditionalWrite = Type.Object({
   'if-match': Type.Optional(Type.String({ description: 'The version the client last saw, in double quotes ("3"), or *: the write happens only while the item still has that version, otherwise 412 and nothing changes. Without it the write always goes through' }))

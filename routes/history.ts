@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
 import { changedFields } from '../kinds/changes'
 import type { ChangeKind } from '../kinds/changes'
-import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../lib/schemas'
+import { CLOCK_ETAG, conditionalRead } from '../lib/schemas'
 import { historyOf } from '../sql/changes'
 import { HistoryQuery, IdParams } from './changes/schemas'
 import { pageOf } from './list'
@@ -33,8 +32,7 @@ export function historyRoute (fastify: FastifyInstance, route: HistoryRoute): vo
       security: [{ bearer: [] }],
       params: IdParams,
       querystring: HistoryQuery,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('HistoryEntryList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('HistoryEntryList', CLOCK_ETAG, 400, 401, 403, 404)
     }
   }, async request => {
     const { id } = request.params as { id: number }

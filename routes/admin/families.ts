@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { lockedStanding, losesLastOwner } from '../../domain/families'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import {
   deleteFamilyWithContents, familyMembers, findMember, insertMember, listAllFamilies, lockFamily, type FamilySortField
@@ -88,7 +88,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'The last owner of a family with other members cannot be removed (409 LAST_OWNER). A family left without members is kept.',
       security,
       params: MemberParams,
-      response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses(400, 401, 403, 404, 409) }
+      response: noContent('Removed', 400, 401, 403, 404, 409)
     }
   }, async (request, reply) => {
     const { id, userId } = request.params
@@ -111,7 +111,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Its children, their records, attachments and avatars, files included, its members and its invites.',
       security,
       params: FamilyParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Deleted', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     const files = await request.db.begin(tx => deleteFamilyWithContents(tx, request.params.id))

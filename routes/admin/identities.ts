@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Db } from '../../db/client'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { listIdentities, unlinkIdentity } from '../../sql/oidc'
 import { findUser } from '../../sql/users'
 import { checkedRedirect, issueLink, providerConfigured } from '../auth/links'
@@ -70,7 +70,7 @@ const identities: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Its next sign-in with the provider is a first one again. Sessions already open go on. 404 for an unknown user or an identity not the user\'s.',
       security,
       params: IdentityParams,
-      response: { 204: Type.Null({ description: 'Unlinked' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Unlinked', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     const { id, identityId } = request.params

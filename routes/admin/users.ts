@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { errors, found, withDetails } from '../../lib/errors'
 import { losesLastOwner } from '../../domain/families'
 import { hashPassword, passwordKey } from '../../io/passwords'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import type { Db } from '../../db/client'
 import {
@@ -119,7 +119,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
       security,
       params: UserParams,
       body: SetPasswordBody,
-      response: { 204: Type.Null({ description: 'Set' }), ...errorResponses(400, 401, 403, 404, 429) }
+      response: noContent('Set', 400, 401, 403, 404, 429)
     }
   }, async (request, reply) => {
     const { id } = request.params
@@ -141,7 +141,7 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
         'The last active admin (409 LAST_ADMIN) and the last owner of a family with other members (409 LAST_OWNER) cannot be deleted.',
       security,
       params: UserParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 409) }
+      response: noContent('Deleted', 400, 401, 403, 404, 409)
     }
   }, async (request, reply) => {
     const { id } = request.params

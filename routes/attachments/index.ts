@@ -1,9 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { errors, found } from '../../lib/errors'
-import {
-  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
-} from '../../lib/schemas'
+import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, conditionalRead, noContent } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import { preconditionFailed } from '../../plugins/access'
 import { attachmentSorts, deleteAttachment, findAttachment, listAttachments } from '../../sql/attachments'
@@ -30,8 +27,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       security,
       params: ChildParams,
       querystring: AttachmentListQuery,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('AttachmentList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('AttachmentList', CLOCK_ETAG, 400, 401, 403, 404)
     }
   }, async request => {
     const { sort = '-createdAt', visitId, measurementId, illnessId } = request.query
@@ -48,8 +44,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'One attachment',
       security,
       params: AttachmentParams,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('Attachment'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('Attachment', ITEM_ETAG, 400, 401, 403, 404)
     }
   }, async request => found(await findAttachment(request.db, request.params.id), 'Attachment'))
 
@@ -62,7 +57,7 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
       security,
       params: AttachmentParams,
       headers: ConditionalWrite,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412) }
+      response: noContent('Deleted', 400, 401, 403, 404, 412)
     }
   }, async (request, reply) => {
     const id = request.params.id

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { dummyHash, hashPassword, passwordKey, verifyPassword } from '../../io/passwords'
 import { openAccount } from '../../domain/accounts'
 import { findOpenInvite, useInvite } from '../../sql/invites'
@@ -138,7 +138,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Also ends the session of the given refresh token when it is the same user\'s.',
       security: [{ bearer: [] }],
       body: LogoutBody,
-      response: { 204: Type.Null({ description: 'Signed out' }), ...errorResponses(400, 401, 403) }
+      response: noContent('Signed out', 400, 401, 403)
     }
   }, async function (request, reply) {
     const { id, sessionId } = request.user

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../lib/schemas'
+import { noContent } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import { beginChange } from '../../sql/changes'
 import { removeAvatar } from '../../sql/children'
@@ -19,7 +18,7 @@ const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'Remove a child\'s avatar; answers 204 also when there is none',
       security: [{ bearer: [] }],
       params: AvatarParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Deleted', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     const previous = await request.db.begin(async tx => {

@@ -5,7 +5,7 @@ import { dueEvent, scheduleEvent, visitEvent, writeCalendar } from '../../lib/ca
 import type { FeedEvent } from '../../sql/calendar'
 import { errors } from '../../lib/errors'
 import { callerOf } from '../../plugins/access'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { deleteOwnFeed, insertFeed, listFeeds, lockFeedCount, readFeed } from '../../sql/calendar'
 import { CalendarResponse, CreateFeedBody, FeedFileParams, FeedParams, ListQuery } from './schemas'
 import { pageOf } from '../list'
@@ -72,7 +72,7 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'Its link stops working at once.',
       security: bearer,
       params: FeedParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Deleted', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     if (!(await deleteOwnFeed(request.db, callerOf(request.user), request.params.id))) throw new errors.notFound('Calendar feed')

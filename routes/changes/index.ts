@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { decodeCursor, encodeCursor, presentChange, START, type Position } from '../../kinds/changes'
 import { errors, withDetails } from '../../lib/errors'
-import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
+import { CLOCK_ETAG, conditionalRead } from '../../lib/schemas'
 import { changesAfter, familyClock } from '../../sql/changes'
 import { ChangesQuery, IdParams } from './schemas'
 
@@ -28,8 +27,7 @@ const changes: FastifyPluginAsyncTypebox = async function (fastify) {
       security: [{ bearer: [] }],
       params: IdParams,
       querystring: ChangesQuery,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('ChangeFeed'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('ChangeFeed', CLOCK_ETAG, 400, 401, 403, 404)
     }
   }, async request => {
     const familyId = request.scope.familyId

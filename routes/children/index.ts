@@ -4,9 +4,7 @@ import type { Tx } from '../../db/client'
 import { Type } from '@sinclair/typebox'
 import { errors, found, withDetails } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
-import {
-  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, PATCH_RULE, WithETag, errorResponses
-} from '../../lib/schemas'
+import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, PATCH_RULE, conditionalRead, errorResponses, noContent } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import { callerOf, notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, membershipClock } from '../../sql/changes'
@@ -46,8 +44,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'The children of the caller\'s families, or of one of them',
       security,
       querystring: ChildListQuery,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('ChildList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('ChildList', CLOCK_ETAG, 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     const { familyId, sort = 'name' } = request.query
@@ -92,8 +89,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'One child',
       security,
       params: ChildParams,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('Child'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('Child', ITEM_ETAG, 400, 401, 403, 404)
     }
   }, async request => found(await findChild(request.db, request.params.id), 'Child'))
 
@@ -174,7 +170,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
       security,
       params: ChildParams,
       headers: ConditionalWrite,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412) }
+      response: noContent('Deleted', 400, 401, 403, 404, 412)
     }
   }, async (request, reply) => {
     const id = request.params.id

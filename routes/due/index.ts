@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { utcToday } from '../../lib/days'
-import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses } from '../../lib/schemas'
+import { CLOCK_ETAG, conditionalRead } from '../../lib/schemas'
 import { dueVaccines } from '../../sql/medical-events'
 import { DueParams, DueQuery } from './schemas'
 import { pageOf } from '../list'
@@ -34,8 +33,7 @@ const due: FastifyPluginAsyncTypebox = async function (fastify) {
       security: [{ bearer: [] }],
       params: DueParams,
       querystring: DueQuery,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('DueVaccineList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('DueVaccineList', CLOCK_ETAG, 400, 401, 403, 404)
     }
   }, async request => {
     return await pageOf(request.query, page => dueVaccines(request.db, request.params.childId, utcToday(), page))

@@ -6,9 +6,7 @@ import type { Db, Tx } from '../../db/client'
 import { lockedStanding, losesLastOwner } from '../../domain/families'
 import { errors, found } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
-import {
-  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, NotModified, WithETag, errorResponses
-} from '../../lib/schemas'
+import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, conditionalRead, errorResponses, noContent } from '../../lib/schemas'
 import { callerOf, notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, familyClock, membershipClock } from '../../sql/changes'
 import {
@@ -47,8 +45,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'The families the caller belongs to',
       security: bearer,
       querystring: ListQuery,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('FamilyList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403) }
+      ...conditionalRead('FamilyList', CLOCK_ETAG, 400, 401, 403)
     }
   }, async (request, reply) => {
     const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(request.db, callerOf(request.user)))
@@ -86,8 +83,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'One family',
       security: bearer,
       params: FamilyParams,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('Family'), ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('Family', ITEM_ETAG, 400, 401, 403, 404)
     }
   }, async request => familyFor(request.db, request.user.id, request.scope.familyId))
 
@@ -121,7 +117,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       params: FamilyParams,
       headers: ConditionalWrite,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 409, 412) }
+      response: noContent('Deleted', 400, 401, 403, 404, 409, 412)
     }
   }, async (request, reply) => {
     const { familyId, expectedVersion } = request.scope
@@ -142,8 +138,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       security: bearer,
       params: FamilyParams,
       querystring: ListQuery,
-      headers: ConditionalRead,
-      response: { 200: WithETag(Type.Ref('MemberList'), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+      ...conditionalRead('MemberList', CLOCK_ETAG, 400, 401, 403, 404)
     }
   }, async request => {
     return await pageOf(request.query, page => listMembers(request.db, request.scope.familyId, page))
@@ -183,7 +178,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'The last owner can neither leave nor be removed (409 LAST_OWNER).',
       security: bearer,
       params: MemberParams,
-      response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses(400, 401, 403, 404, 409) }
+      response: noContent('Removed', 400, 401, 403, 404, 409)
     }
   }, async (request, reply) => {
     const { familyId } = request.scope
@@ -243,7 +238,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'Revoke an invite (owner)',
       security: bearer,
       params: InviteParams,
-      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Revoked', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     if (!(await revokeInvite(request.db, request.scope.familyId, request.params.inviteId))) throw new errors.notFound('Invite')

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Db } from '../../db/client'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { callerOf } from '../../plugins/access'
 import type { Caller } from '../../sql/access'
 import { activeSessions, revokeOwnSession } from '../../sql/sessions'
@@ -97,7 +97,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'End one of the user\'s sessions',
       security: bearer,
       params: SessionParams,
-      response: { 204: Type.Null({ description: 'Ended' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Ended', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     if (!(await revokeOwnSession(request.db, request.user.id, request.params.id))) throw new errors.notFound('Session')

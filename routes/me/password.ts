@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../lib/schemas'
+import { noContent } from '../../lib/schemas'
 import { hashPassword, passwordKey } from '../../io/passwords'
 import { revokeUserSessions } from '../../sql/sessions'
 import { setPasswordHash } from '../../sql/users'
@@ -31,7 +30,7 @@ const password: FastifyPluginAsyncTypebox = async function (fastify) {
         'Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third.',
       security: [{ bearer: [] }],
       body: PasswordBody,
-      response: { 204: Type.Null({ description: 'Changed' }), ...errorResponses(400, 401, 403, 429) }
+      response: noContent('Changed', 400, 401, 403, 429)
     }
   }, async (request, reply) => {
     const { id, sessionId } = request.user

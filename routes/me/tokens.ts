@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors, invalidRequest } from '../../lib/errors'
 import { newPersonalToken } from '../../lib/personal-tokens'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { deletePersonalToken, insertPersonalToken, listPersonalTokens, lockTokenCount } from '../../sql/sessions'
 import { CreateTokenBody, ListQuery, TokenParams } from './schemas'
 import { pageOf } from '../list'
@@ -79,7 +79,7 @@ const personalTokens: FastifyPluginAsyncTypebox = async function (fastify) {
       description: 'It is refused on its next request, on every instance.',
       security,
       params: TokenParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Deleted', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     if (!(await deletePersonalToken(request.db, request.user.id, request.params.id))) throw new errors.notFound('Personal access token')

@@ -4,7 +4,7 @@ import { ACTIVE_SHARES_PER_CHILD, makeLink, SHARE_FILES_MAX_BYTES } from '../../
 import { errors, invalidRequest, withRetryAfter } from '../../lib/errors'
 import { ExportSlots } from '../../lib/export/slots'
 import type { SummarySection } from '../../lib/fhir'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { serviceBase } from '../../lib/shares/link'
 import { orderBy } from '../../sql/list'
 import { findShare, listShares, revokeShare, type ShareStatus } from '../../sql/shares'
@@ -132,7 +132,7 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
         'the link stays listed as revoked, with its access log, for 90 days. Revoking a revoked link changes nothing.',
       security,
       params: ShareParams,
-      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Revoked', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     await revokeShare(request.db, request.params.id)

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { createFamilyWebhook, presentWebhook } from '../../domain/webhooks/manage'
 import { errors, found } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, noContent } from '../../lib/schemas'
 import { deleteWebhook, enableWebhook, findWebhook, listDeliveries, listWebhooks, lockWebhookMaker } from '../../sql/webhooks'
 import { EnableBody, FamilyParams, ListQuery, MAX_WEBHOOKS, WebhookBody, WebhookParams } from './schemas'
 import { pageOf } from '../list'
@@ -93,7 +93,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
       summary: 'Delete a webhook (owner): its deliveries stop, its log goes',
       security: bearer,
       params: WebhookParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404) }
+      response: noContent('Deleted', 400, 401, 403, 404)
     }
   }, async (request, reply) => {
     const deleted = await request.db.begin(async tx => await deleteWebhook(tx, request.scope.familyId, request.params.wid))
