@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import {
-  CLOCK_ETAG, ConditionalRead, ConditionalWrite, ITEM_ETAG, Id, IsoDate, NotModified, PATCH_RULE, Pagination, StrictObject, WithETag, errorResponses, patchFields
+  CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, Id, IsoDate, PATCH_RULE, Pagination, StrictObject, conditionalRead, errorResponses, noContent, patchFields
 } from '../../lib/schemas'
 import type { RegisteredKind } from '../../kinds'
 import type { RecordTable } from '../../kinds/changes'
@@ -46,7 +46,7 @@ export function declarationsOf (spec: RegisteredKind) {
   }
   const body = StrictObject(spec.fields)
   const createBody = StrictObject({ ...spec.fields, ...spec.createFields })
-  const listResponses = { 200: WithETag(Type.Ref(`${spec.singular}List`), CLOCK_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) }
+  const listRead = conditionalRead(`${spec.singular}List`, CLOCK_ETAG, 400, 401, 403, 404)
   const createResponses = { 201: spec.createSchema ?? ref, ...errorResponses(400, 401, 403, 404) }
   const writeResponses = (ok: object) => ({ ...ok, ...errorResponses(400, 401, 403, 404, 412) })
   const childParams = StrictObject({ childId: Id })
@@ -59,15 +59,15 @@ export function declarationsOf (spec: RegisteredKind) {
   const parentName = parent?.kind.singular ?? ''
 
   return {
-    listChild: { operationId: `listChild${spec.plural}`, tags, summary: listed, description: spec.descriptions?.list, security, params: childParams, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses },
+    listChild: { operationId: `listChild${spec.plural}`, tags, summary: listed, description: spec.descriptions?.list, security, params: childParams, querystring: Type.Object(listQuery), ...listRead },
     createChild: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to a child`, description: createDescription, security, params: childParams, body: createBody, response: createResponses },
-    list: { operationId: `list${spec.plural}`, tags, summary: `${listed}, by childId`, description: spec.descriptions?.list, security, querystring: Type.Object({ childId: Id, ...listQuery }), headers: ConditionalRead, response: listResponses },
+    list: { operationId: `list${spec.plural}`, tags, summary: `${listed}, by childId`, description: spec.descriptions?.list, security, querystring: Type.Object({ childId: Id, ...listQuery }), ...listRead },
     create: { operationId: `create${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to the child named by childId`, description: createDescription, security, body: StrictObject({ childId: Id, ...spec.fields, ...spec.createFields }), response: createResponses },
-    listParent: { operationId: `list${parentName}${spec.plural}`, tags, summary: `The ${noun}s of ${withArticle(parentNoun)}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), headers: ConditionalRead, response: listResponses },
+    listParent: { operationId: `list${parentName}${spec.plural}`, tags, summary: `The ${noun}s of ${withArticle(parentNoun)}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), ...listRead },
     createParent: { operationId: `create${parentName}${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to ${withArticle(parentNoun)}`, description: spec.descriptions?.create, security, params, body: createBody, response: createResponses },
-    get: { operationId: `get${spec.singular}`, tags, summary: `One ${noun}`, security, params: idParams, headers: ConditionalRead, response: { 200: WithETag(ref, ITEM_ETAG), 304: NotModified, ...errorResponses(400, 401, 403, 404) } },
+    get: { operationId: `get${spec.singular}`, tags, summary: `One ${noun}`, security, params: idParams, ...conditionalRead(spec.schema.$id as string, ITEM_ETAG, 400, 401, 403, 404) },
     replace: { operationId: `replace${spec.singular}`, tags, summary: `Replace ${withArticle(noun)}; omitted optional fields become null`, security, params: idParams, headers: ConditionalWrite, body, response: writeResponses({ 200: ref }) },
     update: { operationId: `update${spec.singular}`, tags, summary: `Change some fields of ${withArticle(noun)}`, description: `${PATCH_RULE} The rules between fields hold for the record as it would become.`, security, params: idParams, headers: ConditionalWrite, body: StrictObject(patchFields(spec.fields)), response: writeResponses({ 200: ref }) },
-    remove: { operationId: `delete${spec.singular}`, tags, summary: `Delete ${withArticle(noun)}`, security, params: idParams, headers: ConditionalWrite, response: writeResponses({ 204: Type.Null({ description: 'Deleted' }) }) }
+    remove: { operationId: `delete${spec.singular}`, tags, summary: `Delete ${withArticle(noun)}`, security, params: idParams, headers: ConditionalWrite, response: noContent('Deleted', 400, 401, 403, 404, 412) }
   }
 }
