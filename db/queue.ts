@@ -1,5 +1,6 @@
 import { runMigrations, Logger, type LogLevel } from 'graphile-worker'
 import { Pool } from 'pg'
+import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 
 /**
  * The job queue: graphile-worker, in a schema of its own in the service's
@@ -35,7 +36,8 @@ export interface QueuePool {
  * A pool for graphile-worker, given to it rather than made by it: it ends a
  * pool of its own without waiting, its error listeners taken off first, so a
  * connection still closing would throw when the server ends it. pg's own
- * `end` does not wait for the connections to close either: this one does.
+ * `end` does not wait for the connections to close either: this one does,
+ * for up to CLOSE_WAIT_MS.
  */
 export function queuePool (url: string, max: number, onIdleError: (error: Error) => void = () => {}): QueuePool {
   const pool = new Pool({ connectionString: url, max })
@@ -51,8 +53,12 @@ export function queuePool (url: string, max: number, onIdleError: (error: Error)
   return {
     pool,
     end: async () => {
-      await pool.end()
-      await Promise.all(open)
+      // Closes take milliseconds; a connection that does not say so within
+      // the bound is left to the server rather than hold up a start or a close.
+      await settledWithin((async () => {
+        await pool.end()
+        await Promise.all(open)
+      })(), CLOSE_WAIT_MS)
     }
   }
 }
