@@ -8,17 +8,28 @@ import { log, option, UsageError, withDatabase, type Command } from './command'
 import { readPassphrase } from './input'
 
 const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const
+/** How long a stopped backup waits before it removes its files and exits, in milliseconds. */
+const SETTLE_MS = 200
+
+/** Whether a signal has stopped the backup: it then never reports success. */
+let stopping = false
 
 /**
  * Until the returned function is called, SIGINT and SIGTERM remove `files`
  * and end the process with 128 + the signal's number, as a shell reports it.
+ * They are removed SETTLE_MS after the signal, right before the exit: a file
+ * the backup was opening as the signal came (a table's spool) is there by then.
  */
 function removedOnSignal (files: string[]): () => void {
+  const remove = (): void => { for (const file of files) rmSync(file, { force: true }) }
   const handlers = Object.entries(SIGNALS).map(([signal, number]) => {
     const handler = (): void => {
-      for (const file of files) rmSync(file, { force: true })
+      stopping = true
       process.stderr.write(`backup: stopped by ${signal}; nothing was written\n`)
-      process.exit(128 + number)
+      setTimeout(() => {
+        remove()
+        process.exit(128 + number)
+      }, SETTLE_MS)
     }
     process.once(signal, handler)
     return () => process.off(signal, handler)
@@ -59,9 +70,15 @@ export const backup: Command = {
         sql => writeBackup(sql, file, { roots, serviceVersion: config.version, progress: stderrProgress('backup'), encryption, bounds }),
         { connection: { statement_timeout: bounds.stepMs } }
       )
+    } catch (error) {
+      // A backup whose files a signal removed fails: the exit under way says why.
+      if (stopping) await new Promise(() => {})
+      throw error
     } finally {
       stopHandling()
     }
+    // Stopped by a signal as it ended: the exit under way says so.
+    if (stopping) await new Promise(() => {})
     if (folder !== null && keep !== null) {
       for (const name of await pruneBackups(folder, keep)) log.info(`backup: removed the old backup ${name}`)
     }
