@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { resourceId } from '../lib/fhir'
 import { issuesOf } from './fhir-validate'
 import { build, call, changesSince, familyOf, got as get, join, made, register } from './helper'
-import { importArchive, unzip } from './import-helpers'
+import { importedChild, unzip } from './import-helpers'
 import { assertValidFhir, listening, makeShare, viewLink } from './share-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
@@ -162,12 +162,8 @@ t.test('allergies are changes, exported as AllergyIntolerance, archived and impo
   const archive = await call(app, owner, 'GET', `/api/families/${familyId}/export`)
   const entries = await unzip(archive.rawPayload)
   t.equal(JSON.parse((entries.get('manifest.json') as Buffer).toString()).counts.allergies, 2, 'the archive counts them')
-  const target = await build(t, { env: OPEN })
-  const importer = await register(target)
-  const imported = await importArchive(target, importer, archive.rawPayload)
-  t.equal(imported.statusCode, 201, imported.body)
-  t.equal(imported.json().counts.allergies, 2)
-  const [newChild] = (await get(target, importer, `/api/children?familyId=${imported.json().family.id}`)).data
+  const { target, importer, counts, child: newChild } = await importedChild(t, archive.rawPayload, OPEN)
+  t.equal(counts.allergies, 2)
   const strip = ({ id: _id, childId: _child, version: _version, createdAt: _created, updatedAt: _updated, ...rest }: Json) => rest
   t.same((await get(target, importer, `/api/children/${newChild.id}/allergies`)).data.map(strip), [severe, mild].map(strip), 'imported as they were')
 

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
+import type { Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
 import sharp from 'sharp'
@@ -86,6 +87,19 @@ export async function exportedFamily (app: App): Promise<{ owner: Pair, familyId
 export function importArchive (app: App, pair: Pair | null, zip: Buffer, type = 'application/zip') {
   const { payload, headers } = form([part(zip, 'family.zip', type)])
   return call(app, pair, 'POST', '/api/families/import', payload, headers)
+}
+
+/**
+ * An archive imported into a fresh app by a new user: the app, the importer,
+ * the import's counts and the one child it made.
+ */
+export async function importedChild (t: Test, archive: Buffer, env: Record<string, string>) {
+  const target = await build(t, { env })
+  const importer = await register(target)
+  const imported = await importArchive(target, importer, archive)
+  t.equal(imported.statusCode, 201, imported.body)
+  const [child] = (await call(target, importer, 'GET', `/api/children?familyId=${imported.json().family.id as number}`)).json().data
+  return { target, importer, familyId: imported.json().family.id as number, counts: imported.json().counts as Record<string, number>, child: child as { id: number } }
 }
 
 // ---- archives taken apart and put together again ----

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import { resourceId } from '../lib/fhir'
 import { issuesOf } from './fhir-validate'
-import { build, call, changesSince, familyOf, got as get, household, made, refusesEach, register, type Refusal } from './helper'
-import { importArchive, unzip } from './import-helpers'
+import { build, call, changesSince, familyOf, got as get, household, made, refusesEach, type Refusal } from './helper'
+import { importedChild, unzip } from './import-helpers'
 
 const OPEN = { REGISTRATION: 'open' }
 type Json = any
@@ -341,12 +341,8 @@ t.test('exports carry the readings: JSON, FHIR validated, and the family archive
   t.same(family.children[0].temperatures.map((reading: Json) => reading.id), [readings[2].id, readings[0].id, readings[1].id], 'the archive\'s family.json holds them')
   t.equal(JSON.parse((entries.get('manifest.json') as Buffer).toString()).counts.temperatures, 3, 'and its manifest counts them')
 
-  const target = await build(t, { env: OPEN })
-  const importer = await register(target)
-  const imported = await importArchive(target, importer, archive.rawPayload)
-  t.equal(imported.statusCode, 201, imported.body)
-  t.equal(imported.json().counts.temperatures, 3)
-  const [newChild] = (await get(target, importer, `/api/children?familyId=${imported.json().family.id}`)).data
+  const { target, importer, familyId: importedFamily, counts, child: newChild } = await importedChild(t, archive.rawPayload, OPEN)
+  t.equal(counts.temperatures, 3)
   const illnesses = (await get(target, importer, `/api/children/${newChild.id}/illnesses`)).data
   const strip = ({ id: _id, childId: _child, illnessId: _illness, version: _version, createdAt: _created, updatedAt: _updated, ...rest }: Json) => rest
   for (const [from, to] of [[illness.id, illnesses.find((item: Json) => item.diagnosis === 'Flu').id], [other.id, illnesses.find((item: Json) => item.diagnosis === 'Cold').id]]) {
@@ -356,7 +352,7 @@ t.test('exports carry the readings: JSON, FHIR validated, and the family archive
     t.ok(after.every((reading: Json) => reading.childId === newChild.id && reading.illnessId === to && reading.version === 1))
     t.equal((await get(target, importer, `/api/illnesses/${to}`)).maxTemperatureC, (await get(app, owner, `/api/illnesses/${from}`)).maxTemperatureC)
   }
-  const changes = await target.sql`select kind, op, count(*)::int as n from changes where family_id = ${imported.json().family.id} and kind in ('temperature', 'illness') group by kind, op order by kind`
+  const changes = await target.sql`select kind, op, count(*)::int as n from changes where family_id = ${importedFamily} and kind in ('temperature', 'illness') group by kind, op order by kind`
   t.same(changes.map(row => [row.kind, row.op, row.n]), [['illness', 'created', 3], ['temperature', 'created', 3]], 'one change a reading and an illness, the illness written with its highest reading')
 })
 
