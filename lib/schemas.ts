@@ -174,3 +174,15 @@ export const Pagination = {
 
 /** Schemas registered once on the app and referenced by $id. */
 export const sharedSchemas = [ErrorBody, ListMeta]
+
+/** The security of a route that needs a signed-in caller: a bearer token. */
+export const BEARER = [{ bearer: [] as string[] }]
+
+/**
+ * The OpenAPI operations of one plugin's routes. Each route names its
+ * operationId and summary; the plugin's tags and security come with them;
+ * the rest of its schema follows, and may name other tags or security.
+ */
+export function operations (tags: string[], security: Array<Record<string, string[]>> = BEARER) {
+  return <S extends object>(operationId: string, summary: string, schema: S) => ({ operationId, tags, summary, security, ...schema })
+}

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { lockedStanding, losesLastOwner } from '../../domain/families'
 import { errors } from '../../lib/errors'
-import { errorResponses, noContent } from '../../lib/schemas'
+import { errorResponses, noContent, operations } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import {
   deleteFamilyWithContents, familyMembers, findMember, insertMember, listAllFamilies, lockFamily, type FamilySortField
@@ -19,19 +19,15 @@ import { pageOf } from '../list'
  */
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
-  const security = [{ bearer: [] }]
   const tags = ['admin']
+  const operation = operations(tags)
 
   fastify.get('/api/admin/families', {
-    schema: {
-      operationId: 'listAdminFamilies',
-      tags,
-      summary: 'Every family, searched by name',
+    schema: operation('listAdminFamilies', 'Every family, searched by name', {
       description: '`role` is the administrator\'s own role in each family, null where not a member.',
-      security,
       querystring: FamilyListQuery,
       response: { 200: Type.Ref('FamilyList'), ...errorResponses(400, 401, 403) }
-    }
+    })
   }, async request => {
     const { q, sort } = request.query
     const order = parseSort<FamilySortField>(sort, [])
@@ -39,14 +35,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.get('/api/admin/families/:id', {
-    schema: {
-      operationId: 'getAdminFamily',
-      tags,
-      summary: 'One family with its members',
-      security,
-      params: FamilyParams,
-      response: { 200: Type.Ref('AdminFamily'), ...errorResponses(400, 401, 403, 404) }
-    }
+    schema: operation('getAdminFamily', 'One family with its members', { params: FamilyParams, response: { 200: Type.Ref('AdminFamily'), ...errorResponses(400, 401, 403, 404) } })
   }, async request => {
     const { id } = request.params
     // One snapshot, so that the member count and the members agree.
@@ -58,16 +47,11 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.post('/api/admin/families/:id/members', {
-    schema: {
-      operationId: 'addAdminFamilyMember',
-      tags,
-      summary: 'Add a user to a family',
+    schema: operation('addAdminFamilyMember', 'Add a user to a family', {
       description: 'A user who already is a member: 409 ALREADY_MEMBER.',
-      security,
-      params: FamilyParams,
-      body: AddMemberBody,
+      params: FamilyParams, body: AddMemberBody,
       response: { 201: Type.Ref('Member'), ...errorResponses(400, 401, 403, 404, 409) }
-    }
+    })
   }, async (request, reply) => {
     const { id } = request.params
     const { userId, role } = request.body
@@ -81,15 +65,11 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.delete('/api/admin/families/:id/members/:userId', {
-    schema: {
-      operationId: 'removeAdminFamilyMember',
-      tags,
-      summary: 'Remove a member from a family',
+    schema: operation('removeAdminFamilyMember', 'Remove a member from a family', {
       description: 'The last owner of a family with other members cannot be removed (409 LAST_OWNER). A family left without members is kept.',
-      security,
       params: MemberParams,
       response: noContent('Removed', 400, 401, 403, 404, 409)
-    }
+    })
   }, async (request, reply) => {
     const { id, userId } = request.params
     await request.db.begin(async tx => {
@@ -104,15 +84,11 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.delete('/api/admin/families/:id', {
-    schema: {
-      operationId: 'deleteAdminFamily',
-      tags,
-      summary: 'Delete a family with everything in it',
+    schema: operation('deleteAdminFamily', 'Delete a family with everything in it', {
       description: 'Its children, their records, attachments and avatars, files included, its members and its invites.',
-      security,
       params: FamilyParams,
       response: noContent('Deleted', 400, 401, 403, 404)
-    }
+    })
   }, async (request, reply) => {
     const files = await request.db.begin(tx => deleteFamilyWithContents(tx, request.params.id))
     if (files === undefined) throw new errors.notFound('Family')

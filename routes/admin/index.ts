@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { getStats } from '../../sql/admin'
 import families from './families'
 import identities from './identities'
 import users from './users'
+
+const operation = operations(['admin'])
 
 /**
  * Administration: users and families of the whole service, for users with role
@@ -25,13 +27,7 @@ const admin: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.get('/api/admin/stats', {
-    schema: {
-      operationId: 'getAdminStats',
-      tags: ['admin'],
-      summary: 'Counts of everything the service holds',
-      security: [{ bearer: [] }],
-      response: { 200: Type.Ref('Stats'), ...errorResponses(401, 403) }
-    }
+    schema: operation('getAdminStats', 'Counts of everything the service holds', { response: { 200: Type.Ref('Stats'), ...errorResponses(401, 403) } })
   }, async request => ({ ...(await getStats(request.db)), responseCache: fastify.responses.stats() }))
 
   await fastify.register(users)

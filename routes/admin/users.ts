@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { errors, found, withDetails } from '../../lib/errors'
 import { losesLastOwner } from '../../domain/families'
 import { hashPassword, passwordKey } from '../../io/passwords'
-import { errorResponses, noContent } from '../../lib/schemas'
+import { errorResponses, noContent, operations } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import type { Db } from '../../db/client'
 import {
@@ -25,20 +25,13 @@ function emailConflict (error: unknown): never {
 
 const users: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
-  const security = [{ bearer: [] }]
   const tags = ['admin']
+  const operation = operations(tags)
 
   const account = async (db: Db, id: number) => found(await findAdminUser(db, id), 'User')
 
   fastify.get('/api/admin/users', {
-    schema: {
-      operationId: 'listAdminUsers',
-      tags,
-      summary: 'Every user, searched and sorted',
-      security,
-      querystring: UserListQuery,
-      response: { 200: Type.Ref('AdminUserList'), ...errorResponses(400, 401, 403) }
-    }
+    schema: operation('listAdminUsers', 'Every user, searched and sorted', { querystring: UserListQuery, response: { 200: Type.Ref('AdminUserList'), ...errorResponses(400, 401, 403) } })
   }, async request => {
     const { q, sort } = request.query
     const order = parseSort<UserSortField>(sort, [{ field: 'createdAt', descending: false }])
@@ -48,16 +41,12 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.post('/api/admin/users', {
     // It waits on more than the database (password hashing): its key is not held in a transaction.
     config: { idempotency: 'apart' },
-    schema: {
-      operationId: 'createAdminUser',
-      tags,
-      summary: 'Create a user',
+    schema: operation('createAdminUser', 'Create a user', {
       description: 'The user belongs to no family until one is created or joined. The role is `user` unless given. ' +
         'Passwords are hashed in turns between accounts; an administrator with two passwords being hashed gets a 429 with Retry-After for a third.',
-      security,
       body: CreateUserBody,
       response: { 201: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 409, 429) }
-    }
+    })
   }, async (request, reply) => {
     const { email, password, name, role } = request.body
     const passwordHash = await hashPassword(password, config.bcryptCost, passwordKey.user(request.user.id))
@@ -70,27 +59,15 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.get('/api/admin/users/:id', {
-    schema: {
-      operationId: 'getAdminUser',
-      tags,
-      summary: 'One user',
-      security,
-      params: UserParams,
-      response: { 200: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 404) }
-    }
+    schema: operation('getAdminUser', 'One user', { params: UserParams, response: { 200: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 404) } })
   }, async request => account(request.db, request.params.id))
 
   fastify.patch('/api/admin/users/:id', {
-    schema: {
-      operationId: 'updateAdminUser',
-      tags,
-      summary: 'Change a user\'s name, e-mail, role or disabled state',
+    schema: operation('updateAdminUser', 'Change a user\'s name, e-mail, role or disabled state', {
       description: 'Disabling revokes every session of the user and every personal access token, for good. The last active admin can be neither demoted nor disabled (409 LAST_ADMIN).',
-      security,
-      params: UserParams,
-      body: UpdateUserBody,
+      params: UserParams, body: UpdateUserBody,
       response: { 200: Type.Ref('AdminUser'), ...errorResponses(400, 401, 403, 404, 409) }
-    }
+    })
   }, async request => {
     const { id } = request.params
     const changes = request.body
@@ -111,16 +88,11 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.post('/api/admin/users/:id/password', {
     // It waits on more than the database (password hashing): its key is not held in a transaction.
     config: { idempotency: 'apart' },
-    schema: {
-      operationId: 'setAdminUserPassword',
-      tags,
-      summary: 'Set a user\'s password',
+    schema: operation('setAdminUserPassword', 'Set a user\'s password', {
       description: 'Every session of the user is revoked. Passwords are hashed in turns between accounts; an administrator with two passwords being hashed gets a 429 with Retry-After for a third.',
-      security,
-      params: UserParams,
-      body: SetPasswordBody,
+      params: UserParams, body: SetPasswordBody,
       response: noContent('Set', 400, 401, 403, 404, 429)
-    }
+    })
   }, async (request, reply) => {
     const { id } = request.params
     if (await findUser(request.db, id) === undefined) throw new errors.notFound('User')
@@ -133,16 +105,12 @@ const users: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.delete('/api/admin/users/:id', {
-    schema: {
-      operationId: 'deleteAdminUser',
-      tags,
-      summary: 'Delete a user',
+    schema: operation('deleteAdminUser', 'Delete a user', {
       description: 'The user\'s sessions and memberships go too. A family the user is the only member of is deleted with everything in it, files included. ' +
         'The last active admin (409 LAST_ADMIN) and the last owner of a family with other members (409 LAST_OWNER) cannot be deleted.',
-      security,
       params: UserParams,
       response: noContent('Deleted', 400, 401, 403, 404, 409)
-    }
+    })
   }, async (request, reply) => {
     const { id } = request.params
     const files = await request.db.begin(async tx => {

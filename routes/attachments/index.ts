@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, found } from '../../lib/errors'
-import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, conditionalRead, noContent } from '../../lib/schemas'
+import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, conditionalRead, noContent, operations } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import { preconditionFailed } from '../../plugins/access'
 import { attachmentSorts, deleteAttachment, findAttachment, listAttachments } from '../../sql/attachments'
@@ -15,20 +15,15 @@ import { pageOf } from '../list'
 const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
   const tags = ['attachments']
-  const security = [{ bearer: [] }]
+  const operation = operations(tags)
   const attachment = fastify.familyScope({ target: { record: 'attachments', at: 'params.id' }, name: 'Attachment', etag: 'version', ifMatch: true, cache: true })
 
   fastify.get('/api/children/:childId/attachments', {
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child', cache: true }),
-    schema: {
-      operationId: 'listChildAttachments',
-      tags,
-      summary: 'A child\'s attachments, optionally those linked to one visit, measurement or illness',
-      security,
-      params: ChildParams,
-      querystring: AttachmentListQuery,
+    schema: operation('listChildAttachments', 'A child\'s attachments, optionally those linked to one visit, measurement or illness', {
+      params: ChildParams, querystring: AttachmentListQuery,
       ...conditionalRead('AttachmentList', CLOCK_ETAG, 400, 401, 403, 404)
-    }
+    })
   }, async request => {
     const { sort = '-createdAt', visitId, measurementId, illnessId } = request.query
     const order = orderBy(request.db, sort, attachmentSorts)
@@ -38,27 +33,12 @@ const attachments: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/attachments/:id', {
     preHandler: attachment,
-    schema: {
-      operationId: 'getAttachment',
-      tags,
-      summary: 'One attachment',
-      security,
-      params: AttachmentParams,
-      ...conditionalRead('Attachment', ITEM_ETAG, 400, 401, 403, 404)
-    }
+    schema: operation('getAttachment', 'One attachment', { params: AttachmentParams, ...conditionalRead('Attachment', ITEM_ETAG, 400, 401, 403, 404) })
   }, async request => found(await findAttachment(request.db, request.params.id), 'Attachment'))
 
   fastify.delete('/api/attachments/:id', {
     preHandler: attachment,
-    schema: {
-      operationId: 'deleteAttachment',
-      tags,
-      summary: 'Delete an attachment and its file',
-      security,
-      params: AttachmentParams,
-      headers: ConditionalWrite,
-      response: noContent('Deleted', 400, 401, 403, 404, 412)
-    }
+    schema: operation('deleteAttachment', 'Delete an attachment and its file', { params: AttachmentParams, headers: ConditionalWrite, response: noContent('Deleted', 400, 401, 403, 404, 412) })
   }, async (request, reply) => {
     const id = request.params.id
     const storedName = await request.db.begin(async tx => {

@@ -4,11 +4,13 @@ import { Type } from '@sinclair/typebox'
 import { errors, withDetails } from '../../lib/errors'
 import { storedName } from '../../lib/files/names'
 import { storeFile } from '../../io/files/store'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { foreignLinks, insertAttachment, type AttachmentLinks } from '../../sql/attachments'
 import type { AttachmentLink } from '../../lib/attachment-links'
 import { beginChange } from '../../sql/changes'
 import { ChildParams, UploadAttachmentBody } from './schemas'
+
+const operation = operations(['attachments'])
 
 const RECORD_NAMES: Record<AttachmentLink, string> = { visitId: 'visit', measurementId: 'measurement', illnessId: 'illness' }
 
@@ -22,17 +24,11 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
     config: { idempotency: 'apart' },
     ...fastify.uploadHooks('attachment'),
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
-    schema: {
-      operationId: 'uploadAttachment',
-      tags: ['attachments'],
-      summary: 'Upload a file for a child, optionally linked to one of its visits, measurements or illnesses',
+    schema: operation('uploadAttachment', 'Upload a file for a child, optionally linked to one of its visits, measurements or illnesses', {
       description: 'The type is decided from the file\'s bytes: JPEG, PNG, WebP, GIF, HEIC or PDF; anything else is a 415, a file over MAX_FILE_SIZE a 413.',
-      security: [{ bearer: [] }],
-      consumes: ['multipart/form-data'],
-      params: ChildParams,
-      body: UploadAttachmentBody,
+      consumes: ['multipart/form-data'], params: ChildParams, body: UploadAttachmentBody,
       response: { 201: Type.Ref('Attachment'), ...errorResponses(400, 401, 403, 404, 413, 415) }
-    }
+    })
   }, async (request, reply) => {
     const file = request.upload
     if (file === null) throw new errors.invalidBody('The file is missing: send it in the field file')

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
-import { errorResponses, noContent } from '../../lib/schemas'
+import { errorResponses, noContent, operations } from '../../lib/schemas'
 import { dummyHash, hashPassword, passwordKey, verifyPassword } from '../../io/passwords'
 import { openAccount } from '../../domain/accounts'
 import { findOpenInvite, useInvite } from '../../sql/invites'
@@ -13,6 +13,8 @@ import { anyUserExists, emailTaken, findCredentials, findCredentialsById } from 
 import oidc from './oidc'
 import { startSession } from './session'
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody } from './schemas'
+
+const operation = operations(['auth'], [])
 
 /** The account a login tries: its e-mail, lower-cased as e-mails are compared. */
 function loginAccount (request: FastifyRequest): string {
@@ -26,17 +28,13 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.post('/api/auth/register', {
     config: rateLimit,
-    schema: {
-      operationId: 'register',
-      tags: ['auth'],
-      summary: 'Create an account and sign in',
+    schema: operation('register', 'Create an account and sign in', {
       description: 'The first user becomes admin. Later users need an invite unless REGISTRATION is open; without an invite a family named after the user is created. ' +
         'An invite must name the e-mail registered, and counts only while the owner who made it is still an owner of the family (otherwise 400 INVITE_INVALID). ' +
         'With OIDC_ONLY, 403 PASSWORD_LOGIN_DISABLED: accounts come from signing in with the identity provider.',
-      security: [],
       body: RegisterBody,
       response: { 201: Type.Ref('TokenPair'), ...errorResponses(400, 403, 409, 429) }
-    }
+    })
   }, async function (request, reply) {
     if (config.oidc?.only === true) throw new errors.passwordLoginDisabled()
     const { email, password, name, inviteToken } = request.body
@@ -63,17 +61,13 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     config: rateLimit,
     // Once the body names the account: guessing one account's password from many addresses is limited too.
     preHandler: fastify.authLimit('login-account', loginAccount),
-    schema: {
-      operationId: 'login',
-      tags: ['auth'],
-      summary: 'Sign in with e-mail and password',
+    schema: operation('login', 'Sign in with e-mail and password', {
       description: 'Limited per client address, and per account (the e-mail, in any case) once the body is read: AUTH_RATE_LIMIT_MAX requests a window each, refused ones included; beyond, 429 with Retry-After. ' +
         'Passwords are checked in turns between accounts; an account with two checks waiting or running gets a 429 with Retry-After for a third. ' +
         'With OIDC_ONLY, 403 PASSWORD_LOGIN_DISABLED before any password is checked, except for the first administrator until an administrator has signed in with the identity provider.',
-      security: [],
       body: LoginBody,
       response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 401, 403, 429) }
-    }
+    })
   }, async function (request) {
     const { email, password } = request.body
     const account = await findCredentials(request.db, email)
@@ -94,15 +88,11 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.post('/api/auth/refresh', {
     config: rateLimit,
-    schema: {
-      operationId: 'refreshTokens',
-      tags: ['auth'],
-      summary: 'Trade a refresh token for a new pair',
+    schema: operation('refreshTokens', 'Trade a refresh token for a new pair', {
       description: 'The presented refresh token stops working. Presenting it again after REFRESH_REUSE_GRACE seconds revokes the whole session.',
-      security: [],
       body: RefreshBody,
       response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 401, 429) }
-    }
+    })
   }, async function (request) {
     const claims = tokens.readRefresh(request.body.refreshToken)
     const outcome = await request.db.begin(async tx => {
@@ -131,15 +121,12 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     // A personal access token ends when deleted, not by logging out.
     config: { personalTokens: 'refused' },
     onRequest: fastify.authenticate,
-    schema: {
-      operationId: 'logout',
-      tags: ['auth'],
-      summary: 'End the session of the access token',
-      description: 'Also ends the session of the given refresh token when it is the same user\'s.',
+    schema: operation('logout', 'End the session of the access token', {
       security: [{ bearer: [] }],
+      description: 'Also ends the session of the given refresh token when it is the same user\'s.',
       body: LogoutBody,
       response: noContent('Signed out', 400, 401, 403)
-    }
+    })
   }, async function (request, reply) {
     const { id, sessionId } = request.user
     const given = request.body.refreshToken

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { accountOf, linkedAccount } from '../../domain/accounts'
 import { errors } from '../../lib/errors'
 import { OidcError, OidcProvider } from '../../outbound/oidc'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { findOpenLink } from '../../sql/identity-links'
 import { insertCode, insertFlow, takeCode, takeFlow } from '../../sql/oidc'
 import { findCredentialsById } from '../../sql/users'
@@ -35,6 +35,7 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
   if (provider !== null) fastify.addHook('onClose', async () => { await provider.close() })
   const limited = { rateLimit: {} }
   const tags = ['auth']
+  const operation = operations(tags, [])
 
   function configured (): OidcProvider {
     providerConfigured(fastify)
@@ -55,21 +56,12 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
   }
 
   fastify.get('/api/auth/oidc', {
-    schema: {
-      operationId: 'getOidcSettings',
-      tags,
-      summary: 'Whether sign-in with the identity provider is on, and password sign-in',
-      security: [],
-      response: { 200: Type.Ref('OidcSettings'), ...errorResponses() }
-    }
+    schema: operation('getOidcSettings', 'Whether sign-in with the identity provider is on, and password sign-in', { response: { 200: Type.Ref('OidcSettings'), ...errorResponses() } })
   }, async () => ({ enabled: settings !== null, name: settings?.name ?? null, passwordLogin: settings?.only !== true }))
 
   fastify.get('/api/auth/oidc/start', {
     config: limited,
-    schema: {
-      operationId: 'startOidcSignIn',
-      tags,
-      summary: 'Begin sign-in with the identity provider (a page the browser opens)',
+    schema: operation('startOidcSignIn', 'Begin sign-in with the identity provider (a page the browser opens)', {
       description: 'Answers 302 to the provider\'s authorization endpoint, with PKCE (S256), state and nonce, and a cookie that binds the sign-in to this browser. ' +
         'The provider sends the browser back to /api/auth/oidc/callback, which answers 302 to PUBLIC_URL + redirect + `#oidcCode=<code>`, or `#oidcError=<CODE>`. ' +
         'Characters of the redirect outside printable ASCII come back percent-encoded in UTF-8 (`/a中` as `/a%E4%B8%AD`); what is percent-encoded already is left as it is. ' +
@@ -77,10 +69,9 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
         'or a user\'s own opened in another browser than the one that asked for it: 302 to PUBLIC_URL + redirect + `#oidcError=OIDC_LINK_INVALID`. ' +
         'When the provider cannot be reached, 302 to PUBLIC_URL + redirect + `#oidcError=OIDC_PROVIDER_UNAVAILABLE`. ' +
         '404 when no provider is configured. Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address.',
-      security: [],
       querystring: OidcStartQuery,
       response: { 302: Redirect, ...errorResponses(400, 404, 429) }
-    }
+    })
   }, async (request, reply) => {
     const found = configured()
     const redirect = checkedRedirect(request.query.redirect, '/query/redirect')
@@ -112,10 +103,7 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/auth/oidc/callback', {
     config: limited,
-    schema: {
-      operationId: 'finishOidcSignIn',
-      tags,
-      summary: 'Where the identity provider sends the browser back (the redirect URI to register)',
+    schema: operation('finishOidcSignIn', 'Where the identity provider sends the browser back (the redirect URI to register)', {
       description: 'Register `<PUBLIC_URL>/api/auth/oidc/callback` with the provider. Answers 302 to PUBLIC_URL + the start\'s redirect + `#oidcCode=<code>`, ' +
         'a one-time code for POST /api/auth/oidc/exchange, good for 60 s; or + `#oidcError=<CODE>`: OIDC_DENIED (the provider refused), ' +
         'OIDC_TOKEN_INVALID (the code exchange or the id token\'s checks failed: signature, iss, aud, exp, nonce), OIDC_PROVIDER_UNAVAILABLE, ' +
@@ -126,10 +114,9 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
         'An unknown, used or expired state, or one started in another browser, answers 302 to `<PUBLIC_URL>/#oidcError=OIDC_STATE_INVALID`. ' +
         'A user is found by the provider\'s issuer and subject, never by an e-mail; a first sign-in of an e-mail no account has follows REGISTRATION (the first user of the service becomes admin). ' +
         'After a start with `link`, the identity is linked to the link token\'s account (the e-mail plays no part), the token is used up, and the code signs in to that account.',
-      security: [],
       querystring: OidcCallbackQuery,
       response: { 302: Redirect, ...errorResponses(400, 404, 429) }
-    }
+    })
   }, async (request, reply) => {
     const found = configured()
     const { state } = request.query
@@ -156,16 +143,12 @@ const oidc: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.post('/api/auth/oidc/exchange', {
     config: limited,
-    schema: {
-      operationId: 'exchangeOidcCode',
-      tags,
-      summary: 'Trade the one-time code of a sign-in with the identity provider for a token pair',
+    schema: operation('exchangeOidcCode', 'Trade the one-time code of a sign-in with the identity provider for a token pair', {
       description: `Within ${CODE_TTL} s of the sign-in, and once: a used, expired or unknown code is 400 OIDC_CODE_INVALID. A disabled account: 403 ACCOUNT_DISABLED. ` +
         'Limited like a login: AUTH_RATE_LIMIT_MAX requests a window per client address.',
-      security: [],
       body: OidcExchangeBody,
       response: { 200: Type.Ref('TokenPair'), ...errorResponses(400, 403, 429) }
-    }
+    })
   }, async request => {
     const userId = await takeCode(request.db, tokens.hash(request.body.code))
     const account = userId === undefined ? undefined : await findCredentialsById(request.db, userId)

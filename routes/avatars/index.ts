@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { noContent } from '../../lib/schemas'
+import { noContent, operations } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import { beginChange } from '../../sql/changes'
 import { removeAvatar } from '../../sql/children'
 import { AvatarParams } from './schemas'
 import upload from './upload'
+
+const operation = operations(['children'])
 
 /** A child's avatar: set by upload, removed on request; the file goes after the commit. */
 const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
@@ -12,14 +14,7 @@ const avatars: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/children/:id/avatar', {
     preHandler: fastify.familyScope({ target: { child: 'params.id' }, name: 'Child' }),
-    schema: {
-      operationId: 'deleteChildAvatar',
-      tags: ['children'],
-      summary: 'Remove a child\'s avatar; answers 204 also when there is none',
-      security: [{ bearer: [] }],
-      params: AvatarParams,
-      response: noContent('Deleted', 400, 401, 403, 404)
-    }
+    schema: operation('deleteChildAvatar', 'Remove a child\'s avatar; answers 204 also when there is none', { params: AvatarParams, response: noContent('Deleted', 400, 401, 403, 404) })
   }, async (request, reply) => {
     const previous = await request.db.begin(async tx => {
       await beginChange(tx, request.scope.familyId, request.user.id)

@@ -6,11 +6,13 @@ import { encodeAvatar, IMAGE_JOBS_PER_KEY } from '../../io/files/avatar'
 import { avatarUrl, storedName } from '../../lib/files/names'
 import { storeFile } from '../../io/files/store'
 import type { Upload } from '../../io/files/upload'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import { beginChange } from '../../sql/changes'
 import { replaceAvatar } from '../../sql/children'
 import { Avatar, AvatarParams, UploadAvatarBody } from './schemas'
+
+const operation = operations(['children'])
 
 /** When a user whose images fill their share of the image pool may try again, in seconds. */
 const RETRY_AFTER = 5
@@ -31,20 +33,14 @@ const upload: FastifyPluginAsyncTypebox = async function (fastify) {
     config: { idempotency: 'apart' },
     ...fastify.uploadHooks('avatar'),
     preHandler: fastify.familyScope({ target: { child: 'params.id' }, name: 'Child' }),
-    schema: {
-      operationId: 'uploadChildAvatar',
-      tags: ['children'],
-      summary: 'Set or replace a child\'s avatar',
+    schema: operation('uploadChildAvatar', 'Set or replace a child\'s avatar', {
       description: 'JPEG, PNG or WebP, decided from the file\'s bytes; anything else is a 415, a file over MAX_FILE_SIZE a 413. ' +
         'An image whose frame has more than IMAGE_MAX_PIXELS pixels (default 40,000,000), read from its header, is a 415 before it is decoded; of an animated image only the first frame is kept. ' +
         `Images are decoded a few at a time, in turns between users; a user may have ${IMAGE_JOBS_PER_KEY} waiting or in work at once, and one more is a 429 with Retry-After. ` +
         'The avatar is kept as WebP of at most 512 × 512 with no metadata.',
-      security: [{ bearer: [] }],
-      consumes: ['multipart/form-data'],
-      params: AvatarParams,
-      body: UploadAvatarBody,
+      consumes: ['multipart/form-data'], params: AvatarParams, body: UploadAvatarBody,
       response: { 200: Avatar, ...errorResponses(400, 401, 403, 404, 413, 415, 429) }
-    }
+    })
   }, async (request, reply) => {
     const received = request.upload
     if (received === null) throw new errors.invalidBody('The file is missing: send it in the field file')

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { Deadline, notRun, refusal, refused, resultOf, runAlone, runAtomic, send } from './run'
 import { BatchBody, BatchParams, batchSchemas, MAX_OPERATIONS, type OperationBody, type Result } from './schemas'
+
+const operation = operations(['families'])
 
 const DESCRIPTION = [
   `Runs up to ${MAX_OPERATIONS} writes of the family, in order, each as its own request would run: the same validation, access rules (a viewer's write is 403, a child of another family 403) and rules between records, with its own If-Match (ifMatch) and Idempotency-Key (idempotencyKey).`,
@@ -54,16 +56,11 @@ const batch: FastifyPluginAsyncTypebox = async function (fastify) {
     // Any member: each operation is then decided as its own request.
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'viewer' }),
     config: { batch: false },
-    schema: {
-      operationId: 'runFamilyBatch',
-      tags: ['families'],
-      summary: 'Run several writes of the family in one request, atomically or not',
+    schema: operation('runFamilyBatch', 'Run several writes of the family in one request, atomically or not', {
       description: DESCRIPTION,
-      security: [{ bearer: [] }],
-      params: BatchParams,
-      body: BatchBody,
+      params: BatchParams, body: BatchBody,
       response: { 200: Type.Ref('BatchAnswer'), ...errorResponses(400, 401, 403, 404, 413), 422: TOO_LONG }
-    }
+    })
   }, async request => {
     const familyId = request.scope.familyId
     const { operations, atomic = false } = request.body as { operations: OperationBody[], atomic?: boolean }

@@ -5,7 +5,7 @@ import { dueEvent, scheduleEvent, visitEvent, writeCalendar } from '../../lib/ca
 import type { FeedEvent } from '../../sql/calendar'
 import { errors } from '../../lib/errors'
 import { callerOf } from '../../plugins/access'
-import { errorResponses, noContent } from '../../lib/schemas'
+import { errorResponses, noContent, operations } from '../../lib/schemas'
 import { deleteOwnFeed, insertFeed, listFeeds, lockFeedCount, readFeed } from '../../sql/calendar'
 import { CalendarResponse, CreateFeedBody, FeedFileParams, FeedParams, ListQuery } from './schemas'
 import { pageOf } from '../list'
@@ -17,6 +17,7 @@ export const FEEDS_PER_USER = 20
 const FEED_FILE = /^([A-Za-z0-9_-]{43})\.ics$/
 
 const tags = ['calendar']
+const operation = operations(tags)
 
 /**
  * The signed-in user's calendar feeds: capability links to a family's
@@ -24,21 +25,16 @@ const tags = ['calendar']
  */
 const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
   const { tokens } = fastify
-  const bearer = [{ bearer: [] }]
 
   fastify.post('/api/me/calendar-feeds', {
     preHandler: fastify.familyScope({ target: { family: 'body.familyId' }, role: 'viewer' }),
-    schema: {
-      operationId: 'createCalendarFeed',
-      tags,
-      summary: 'A calendar feed of a family\'s visits and vaccine due dates',
+    schema: operation('createCalendarFeed', 'A calendar feed of a family\'s visits and vaccine due dates', {
       description: 'Any member of the family may make one, viewers too. The url is a capability link, shown only in this answer: ' +
         'whoever holds it reads the feed without a token, until the feed is deleted, the user leaves the family or the account is disabled. ' +
         `A user has at most ${FEEDS_PER_USER} feeds (409 CONFLICT beyond).`,
-      security: bearer,
       body: CreateFeedBody,
       response: { 201: Type.Ref('CreatedCalendarFeed'), ...errorResponses(400, 401, 403, 404, 409) }
-    }
+    })
   }, async (request, reply) => {
     const userId = request.user.id
     const token = randomBytes(32).toString('base64url')
@@ -52,28 +48,13 @@ const calendarFeeds: FastifyPluginAsyncTypebox = async function (fastify) {
   })
 
   fastify.get('/api/me/calendar-feeds', {
-    schema: {
-      operationId: 'listCalendarFeeds',
-      tags,
-      summary: 'The user\'s calendar feeds, without their links',
-      security: bearer,
-      querystring: ListQuery,
-      response: { 200: Type.Ref('CalendarFeedList'), ...errorResponses(400, 401, 403) }
-    }
+    schema: operation('listCalendarFeeds', 'The user\'s calendar feeds, without their links', { querystring: ListQuery, response: { 200: Type.Ref('CalendarFeedList'), ...errorResponses(400, 401, 403) } })
   }, async request => {
     return await pageOf(request.query, page => listFeeds(request.db, callerOf(request.user), page))
   })
 
   fastify.delete('/api/me/calendar-feeds/:id', {
-    schema: {
-      operationId: 'deleteCalendarFeed',
-      tags,
-      summary: 'Delete one of the user\'s calendar feeds',
-      description: 'Its link stops working at once.',
-      security: bearer,
-      params: FeedParams,
-      response: noContent('Deleted', 400, 401, 403, 404)
-    }
+    schema: operation('deleteCalendarFeed', 'Delete one of the user\'s calendar feeds', { description: 'Its link stops working at once.', params: FeedParams, response: noContent('Deleted', 400, 401, 403, 404) })
   }, async (request, reply) => {
     if (!(await deleteOwnFeed(request.db, callerOf(request.user), request.params.id))) throw new errors.notFound('Calendar feed')
     return reply.code(204).send(null)
@@ -94,10 +75,8 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
   })
 
   fastify.get('/:file', {
-    schema: {
-      operationId: 'getCalendarFeed',
-      tags,
-      summary: 'A family\'s visits, vaccine due dates and schedule doses as an iCalendar feed',
+    schema: operation('getCalendarFeed', 'A family\'s visits, vaccine due dates and schedule doses as an iCalendar feed', {
+      security: [],
       description: 'A capability link: no token is needed. The family\'s visits from 12 months back on, the future ones included, as all-day events: ' +
         'SUMMARY the child\'s name and the visit type, DESCRIPTION the provider and notes, UID stable per visit, SEQUENCE its version. ' +
         'Each vaccine\'s next due date (from the nextDueDate of its latest dose, as GET /api/children/{childId}/due lists them) in the same range, ' +
@@ -107,10 +86,9 @@ export const calendarFile: FastifyPluginAsyncTypebox = async function (fastify) 
         'as an all-day event on its dueFrom: SUMMARY "<child>: <series code> due (dose <n>)", DESCRIPTION the series\' name and the days it is due from and on time until, ' +
         'UID schedule-<scheduleId>-child-<childId>-<series code>-dose-<n>@child-health (the same while the dose moves; gone once it is recorded), SEQUENCE the number of the child\'s changes. ' +
         'On one day, visits come first, then due dates, then schedule doses.',
-      security: [],
       params: FeedFileParams,
       response: { 200: CalendarResponse, ...errorResponses(404) }
-    }
+    })
   }, async (request, reply) => {
     const match = FEED_FILE.exec(request.params.file)
     const content = match === null ? undefined : await readFeed(request.db, tokens.hash(match[1]))

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { decodeCursor, encodeCursor, presentChange, START, type Position } from '../../kinds/changes'
 import { errors, withDetails } from '../../lib/errors'
-import { CLOCK_ETAG, conditionalRead } from '../../lib/schemas'
+import { CLOCK_ETAG, conditionalRead, operations } from '../../lib/schemas'
 import { changesAfter, familyClock } from '../../sql/changes'
 import { ChangesQuery, IdParams } from './schemas'
+
+const operation = operations(['changes'])
 
 function badCursor (message: string): Error {
   return withDetails(new errors.validation('The request is not valid'), { issues: [{ path: '/query/since', message }] })
@@ -19,16 +21,11 @@ const changes: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id/changes', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, etag: 'family' }),
-    schema: {
-      operationId: 'listFamilyChanges',
-      tags: ['changes'],
-      summary: 'A family\'s changes after a cursor, oldest first',
+    schema: operation('listFamilyChanges', 'A family\'s changes after a cursor, oldest first', {
       description: 'Without `since`, from the first change. A cursor is refused (400) when it is malformed, of another family, or from before the family\'s data was restored; then read again without `since`.',
-      security: [{ bearer: [] }],
-      params: IdParams,
-      querystring: ChangesQuery,
+      params: IdParams, querystring: ChangesQuery,
       ...conditionalRead('ChangeFeed', CLOCK_ETAG, 400, 401, 403, 404)
-    }
+    })
   }, async request => {
     const familyId = request.scope.familyId
     const { since } = request.query

@@ -4,7 +4,7 @@ import type { Tx } from '../../db/client'
 import { Type } from '@sinclair/typebox'
 import { errors, found, withDetails } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
-import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, PATCH_RULE, conditionalRead, errorResponses, noContent } from '../../lib/schemas'
+import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, PATCH_RULE, conditionalRead, errorResponses, noContent, operations } from '../../lib/schemas'
 import { removeWhenCommitted } from '../../domain/stored-files'
 import { callerOf, notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, membershipClock } from '../../sql/changes'
@@ -33,19 +33,12 @@ function checkGestation (child: Gestation): void {
 const children: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
   const tags = ['children']
-  const security = [{ bearer: [] }]
+  const operation = operations(tags)
   const child = fastify.familyScope({ target: { child: 'params.id' }, etag: 'version', ifMatch: true, cache: true })
 
   fastify.get('/api/children', {
     preHandler: fastify.familyScope({ target: { family: 'query.familyId' }, whenAbsent: 'skip', etag: 'family', cache: true }),
-    schema: {
-      operationId: 'listChildren',
-      tags,
-      summary: 'The children of the caller\'s families, or of one of them',
-      security,
-      querystring: ChildListQuery,
-      ...conditionalRead('ChildList', CLOCK_ETAG, 400, 401, 403, 404)
-    }
+    schema: operation('listChildren', 'The children of the caller\'s families, or of one of them', { querystring: ChildListQuery, ...conditionalRead('ChildList', CLOCK_ETAG, 400, 401, 403, 404) })
   }, async (request, reply) => {
     const { familyId, sort = 'name' } = request.query
     if (familyId === undefined) {
@@ -61,15 +54,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.post('/api/children', {
     preHandler: fastify.familyScope({ target: { family: 'body.familyId' }, whenAbsent: 'only-family' }),
-    schema: {
-      operationId: 'createChild',
-      tags,
-      summary: 'Add a child to a family',
-      description: `${GESTATION_RULE} ${SCHEDULE_RULE}`,
-      security,
-      body: CreateChildBody,
-      response: { 201: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404) }
-    }
+    schema: operation('createChild', 'Add a child to a family', { description: `${GESTATION_RULE} ${SCHEDULE_RULE}`, body: CreateChildBody, response: { 201: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404) } })
   }, async (request, reply) => {
     const { familyId: _familyId, ...fields } = request.body
     if (fields.dateOfBirth > latestAllowedDate()) throw badBirth('must not be in the future')
@@ -83,29 +68,16 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/children/:id', {
     preHandler: child,
-    schema: {
-      operationId: 'getChild',
-      tags,
-      summary: 'One child',
-      security,
-      params: ChildParams,
-      ...conditionalRead('Child', ITEM_ETAG, 400, 401, 403, 404)
-    }
+    schema: operation('getChild', 'One child', { params: ChildParams, ...conditionalRead('Child', ITEM_ETAG, 400, 401, 403, 404) })
   }, async request => found(await findChild(request.db, request.params.id), 'Child'))
 
   fastify.put('/api/children/:id', {
     preHandler: child,
-    schema: {
-      operationId: 'replaceChild',
-      tags,
-      summary: 'Replace a child\'s name, date of birth, sex, gestational age at birth, growth chart and vaccine schedule',
+    schema: operation('replaceChild', 'Replace a child\'s name, date of birth, sex, gestational age at birth, growth chart and vaccine schedule', {
       description: `The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} An omitted gestational age or scheduleId becomes null, an omitted growthReference \`who\`. ${SCHEDULE_RULE}`,
-      security,
-      params: ChildParams,
-      headers: ConditionalWrite,
-      body: ReplaceChildBody,
+      params: ChildParams, headers: ConditionalWrite, body: ReplaceChildBody,
       response: { 200: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404, 412) }
-    }
+    })
   }, async request => {
     const { dateOfBirth } = request.body
     const id = request.params.id
@@ -120,17 +92,11 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.patch('/api/children/:id', {
     preHandler: child,
-    schema: {
-      operationId: 'updateChild',
-      tags,
-      summary: 'Change some of a child\'s name, date of birth, sex, gestational age at birth, growth chart and vaccine schedule',
+    schema: operation('updateChild', 'Change some of a child\'s name, date of birth, sex, gestational age at birth, growth chart and vaccine schedule', {
       description: `${PATCH_RULE} The date of birth may not be after the date of any of the child's records. ${GESTATION_RULE} The rule holds for the child as the change leaves it: days cannot stay once the weeks are cleared. ${SCHEDULE_RULE}`,
-      security,
-      params: ChildParams,
-      headers: ConditionalWrite,
-      body: PatchChildBody,
+      params: ChildParams, headers: ConditionalWrite, body: PatchChildBody,
       response: { 200: Type.Ref('Child'), ...errorResponses(400, 401, 403, 404, 412) }
-    }
+    })
   }, async request => {
     const changes = request.body
     const id = request.params.id
@@ -163,15 +129,7 @@ const children: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/children/:id', {
     preHandler: child,
-    schema: {
-      operationId: 'deleteChild',
-      tags,
-      summary: 'Delete a child with all its records, attachments and avatar',
-      security,
-      params: ChildParams,
-      headers: ConditionalWrite,
-      response: noContent('Deleted', 400, 401, 403, 404, 412)
-    }
+    schema: operation('deleteChild', 'Delete a child with all its records, attachments and avatar', { params: ChildParams, headers: ConditionalWrite, response: noContent('Deleted', 400, 401, 403, 404, 412) })
   }, async (request, reply) => {
     const id = request.params.id
     const files = await request.db.begin(async tx => {

@@ -1,7 +1,10 @@
+import { operations } from '../../lib/schemas'
 import { Type } from '@sinclair/typebox'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors } from '../../lib/errors'
+
+const operation = operations(['documentation'], [])
 
 const STATIC_FOLDER = /^\/api\/docs\/static\//
 
@@ -20,13 +23,7 @@ function leavesStaticFolder (url: string): boolean {
 /** The OpenAPI document, and a page to browse it that needs nothing from the internet. */
 const docs: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/api/openapi.json', {
-    schema: {
-      operationId: 'getOpenApiDocument',
-      tags: ['documentation'],
-      summary: 'The OpenAPI document of this API',
-      security: [],
-      response: { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3 document' }) }
-    }
+    schema: operation('getOpenApiDocument', 'The OpenAPI document of this API', { response: { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3 document' }) } })
   }, async () => fastify.swagger())
 
   // The page's own files: a path that leaves their folder is a missing file, not a refusal.

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { utcToday } from '../../lib/days'
-import { CLOCK_ETAG, conditionalRead } from '../../lib/schemas'
+import { CLOCK_ETAG, conditionalRead, operations } from '../../lib/schemas'
 import { dueVaccines } from '../../sql/medical-events'
 import { DueParams, DueQuery } from './schemas'
 import { pageOf } from '../list'
+
+const operation = operations(['medical-events'])
 
 const DESCRIPTION = 'Two sources of items, told apart by `source`. ' +
   '`nextDueDate`: for each vaccine of the child (names compared case-insensitively after trimming), its latest dose, the latest date, then the latest created; ' +
@@ -25,16 +27,11 @@ const due: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/children/:childId/due', {
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child', daily: true, cache: true }),
-    schema: {
-      operationId: 'listChildDueVaccines',
-      tags: ['medical-events'],
-      summary: 'A child\'s vaccine doses due: next due dates and the schedule\'s doses not yet recorded, overdue ones first',
+    schema: operation('listChildDueVaccines', 'A child\'s vaccine doses due: next due dates and the schedule\'s doses not yet recorded, overdue ones first', {
       description: DESCRIPTION,
-      security: [{ bearer: [] }],
-      params: DueParams,
-      querystring: DueQuery,
+      params: DueParams, querystring: DueQuery,
       ...conditionalRead('DueVaccineList', CLOCK_ETAG, 400, 401, 403, 404)
-    }
+    })
   }, async request => {
     return await pageOf(request.query, page => dueVaccines(request.db, request.params.childId, utcToday(), page))
   })

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { decodeCursor, type Cursor } from '../../kinds/changes'
 import { errors, withDetails } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { STREAMS_PER_USER } from '../../plugins/change-events'
 import { createTicket, redeemTicket, sessionsStillActive, TICKET_TTL } from '../../sql/tickets'
 import { headersOnly, isHead } from '../head'
@@ -42,7 +42,7 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
   // The streams' registry and its listening connection serve these routes alone.
   const { tokens, changeEvents } = fastify
   const tags = ['changes']
-  const security = [{ bearer: [] }]
+  const operation = operations(tags)
   const anyMember = fastify.familyScope({ target: { family: 'params.id' }, role: 'viewer' })
 
   /** A ticket in the query string stands for its session, once; otherwise the bearer token does. */
@@ -63,16 +63,11 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
     config: { personalTokens: 'reads', batch: false },
     onRequest: fastify.authenticate,
     preHandler: anyMember,
-    schema: {
-      operationId: 'createEventTicket',
-      tags,
-      summary: 'A single-use ticket to open the family\'s event stream without headers',
+    schema: operation('createEventTicket', 'A single-use ticket to open the family\'s event stream without headers', {
       description: `For browsers' EventSource: \`new EventSource('/api/families/{id}/events?ticket=...')\`. The ticket is good once, within ${TICKET_TTL} s, for this family's stream only, and stands for the caller's session: the stream ends with it. Any member may ask, viewers included.`,
-      security,
-      params: IdParams,
-      body: TicketBody,
+      params: IdParams, body: TicketBody,
       response: { 201: EventTicket, ...errorResponses(400, 401, 403, 404) }
-    }
+    })
   }, async (request, reply) => {
     const ticket = randomBytes(32).toString('base64url')
     await createTicket(request.db, {
@@ -87,20 +82,14 @@ const events: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/api/families/:id/events', {
     onRequest: ticketOrBearer,
     preHandler: anyMember,
-    schema: {
-      operationId: 'streamFamilyEvents',
-      tags,
-      summary: 'The family\'s changes, live, as server-sent events',
+    schema: operation('streamFamilyEvents', 'The family\'s changes, live, as server-sent events', {
       description: 'Authenticated with a bearer token, or with `ticket` (see createEventTicket). Without `since` or Last-Event-ID, the changes committed after the stream opened; with one, every change after that cursor first, none lost and none twice. ' +
         'A cursor is refused (400) when it is malformed, of another family, or from before the family\'s data was restored; then read the changes feed again without `since`. ' +
         'A ticket is good once: a client that reconnects with a ticket asks for a new one and passes the last event\'s id as `since`. ' +
         `At most ${STREAMS_PER_USER} streams per user are open at once on an instance (429 with Retry-After beyond). A client that leaves 1 MiB unread is cut off. HEAD answers the headers of a stream and opens none.`,
-      security,
-      params: IdParams,
-      querystring: EventsQuery,
-      headers: EventsHeaders,
+      params: IdParams, querystring: EventsQuery, headers: EventsHeaders,
       response: { 200: EventStreamResponse, ...errorResponses(400, 401, 403, 404, 429) }
-    }
+    })
   }, async (request, reply) => {
     const { familyId, role } = request.scope
     const resume = resumeCursor(request.headers['last-event-id'], request.query.since, familyId)

@@ -6,7 +6,7 @@ import { ExportSlots } from '../../lib/export/slots'
 import { Spool } from '../../io/export/spool'
 import { ZipWriter } from '../../io/export/zip'
 import { errors } from '../../lib/errors'
-import { ConditionalRead, NotModified, errorResponses } from '../../lib/schemas'
+import { ConditionalRead, NotModified, errorResponses, operations } from '../../lib/schemas'
 import { exportSnapshot, familyChildren, familyMemberNames, SNAPSHOT } from '../../sql/export'
 import { findFamily } from '../../sql/families'
 import { Growth, GrowthPoint, GrowthScore } from '../../lib/growth/schemas'
@@ -44,7 +44,7 @@ interface Started {
 const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
   const tags = ['export']
-  const security = [{ bearer: [] }]
+  const operation = operations(tags)
   const building = new ExportSlots(config.exportConcurrency, OPEN_PER_USER)
   const open = new ExportSlots(Infinity, OPEN_PER_USER)
   // The growth document's schemas live in the growth routes' scope; the export refers to them too.
@@ -109,17 +109,11 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/children/:childId/export', {
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child', etag: 'child' }),
-    schema: {
-      operationId: 'exportChild',
-      tags,
-      summary: 'A child\'s whole record, as one JSON document or a FHIR R4 bundle',
+    schema: operation('exportChild', 'A child\'s whole record, as one JSON document or a FHIR R4 bundle', {
       description: 'Read from the database at one moment. Any member of the child\'s family may export it, viewers included. The body is an attachment named after the child and the date (`.json`, or `.fhir.json` with format=fhir). ' + FAIR_USE,
-      security,
-      params: ChildExportParams,
-      querystring: ChildExportQuery,
-      headers: ConditionalRead,
+      params: ChildExportParams, querystring: ChildExportQuery, headers: ConditionalRead,
       response: { 200: ChildExportResponse, 304: NotModified, ...errorResponses(400, 401, 403, 404, 429) }
-    }
+    })
   }, async (request, reply) => {
     const fhir = request.query.format === 'fhir'
     const childId = request.params.childId
@@ -147,16 +141,11 @@ const exportRoutes: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id/export', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', etag: 'family' }),
-    schema: {
-      operationId: 'exportFamily',
-      tags,
-      summary: 'A family\'s whole record, files included, as a ZIP archive (owner)',
+    schema: operation('exportFamily', 'A family\'s whole record, files included, as a ZIP archive (owner)', {
       description: 'Read from the database at one moment, then streamed as it is written; the files are streamed from disk. ' + FAIR_USE,
-      security,
-      params: FamilyExportParams,
-      headers: ConditionalRead,
+      params: FamilyExportParams, headers: ConditionalRead,
       response: { 200: FamilyExportResponse, 304: NotModified, ...errorResponses(400, 401, 403, 404, 429) }
-    }
+    })
   }, async (request, reply) => {
     const familyId = request.scope.familyId
     if (isHead(request)) {

@@ -5,10 +5,12 @@ import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
 import { ExportSlots } from '../../lib/export/slots'
 import { QueueFull } from '../../lib/fair-queue'
-import { errorResponses, StrictObject } from '../../lib/schemas'
+import { errorResponses, StrictObject, operations } from '../../lib/schemas'
 import { ALWAYS_LISTED, ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from '../../domain/archive-import'
 import { recordKinds } from '../../kinds'
 import { nounOf } from '../../kinds/kind'
+
+const operation = operations(['families'])
 
 /** When a client that found every import slot taken may try again, in seconds. */
 const RETRY_AFTER = 30
@@ -77,16 +79,11 @@ const importRoute: FastifyPluginAsyncTypebox = async function (fastify) {
     config: { idempotency: 'apart', personalTokens: 'unbound' },
     preValidation: [holdOpen, upload.preValidation, takeSlot],
     onSend: upload.onSend,
-    schema: {
-      operationId: 'importFamily',
-      tags: ['families'],
-      summary: 'Import a family archive as a new family of the caller',
+    schema: operation('importFamily', 'Import a family archive as a new family of the caller', {
       description: DESCRIPTION,
-      security: [{ bearer: [] }],
-      consumes: ['multipart/form-data'],
-      body: ImportBody,
+      consumes: ['multipart/form-data'], body: ImportBody,
       response: { 201: Type.Ref('FamilyImport'), 408: Type.Ref('Error', { description: 'The upload came slower than UPLOAD_MIN_RATE' }), ...errorResponses(400, 401, 403, 413, 415, 429) }
-    }
+    })
   }, async (request, reply) => {
     const file = request.upload
     if (file === null) throw new errors.invalidBody('The file is missing: send it in the field file')

@@ -6,7 +6,7 @@ import type { Db, Tx } from '../../db/client'
 import { lockedStanding, losesLastOwner } from '../../domain/families'
 import { errors, found } from '../../lib/errors'
 import { clockTag, noneMatch } from '../../lib/etag'
-import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, conditionalRead, errorResponses, noContent } from '../../lib/schemas'
+import { CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, conditionalRead, errorResponses, noContent, operations } from '../../lib/schemas'
 import { callerOf, notModified, preconditionFailed } from '../../plugins/access'
 import { beginChange, beginFamilyChange, familyClock, membershipClock } from '../../sql/changes'
 import {
@@ -23,8 +23,8 @@ import { pageOf } from '../list'
 
 const families: FastifyPluginAsyncTypebox = async function (fastify) {
   const { tokens } = fastify
-  const bearer = [{ bearer: [] }]
   const tags = ['families']
+  const operation = operations(tags)
   await fastify.register(importRoute)
   const family = (role?: 'owner') => fastify.familyScope({ target: { family: 'params.id' }, role })
 
@@ -39,14 +39,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   const familyFor = async (db: Db, userId: number, familyId: number) => found(await findFamily(db, userId, familyId), 'Family')
 
   fastify.get('/api/families', {
-    schema: {
-      operationId: 'listFamilies',
-      tags,
-      summary: 'The families the caller belongs to',
-      security: bearer,
-      querystring: ListQuery,
-      ...conditionalRead('FamilyList', CLOCK_ETAG, 400, 401, 403)
-    }
+    schema: operation('listFamilies', 'The families the caller belongs to', { querystring: ListQuery, ...conditionalRead('FamilyList', CLOCK_ETAG, 400, 401, 403) })
   }, async (request, reply) => {
     const etag = clockTag(`${request.url}\n${request.user.id}`, await membershipClock(request.db, callerOf(request.user)))
     reply.header('etag', etag)
@@ -57,14 +50,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.post('/api/families', {
     // A personal access token bound to a family reaches no other, a new one included.
     config: { personalTokens: 'unbound' },
-    schema: {
-      operationId: 'createFamily',
-      tags,
-      summary: 'Create a family; the caller becomes its owner',
-      security: bearer,
-      body: FamilyBody,
-      response: { 201: Type.Ref('Family'), ...errorResponses(400, 401, 403) }
-    }
+    schema: operation('createFamily', 'Create a family; the caller becomes its owner', { body: FamilyBody, response: { 201: Type.Ref('Family'), ...errorResponses(400, 401, 403) } })
   }, async (request, reply) => {
     const created = await request.db.begin(async tx => {
       await beginChange(tx, null, request.user.id)
@@ -77,28 +63,12 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, etag: 'version' }),
-    schema: {
-      operationId: 'getFamily',
-      tags,
-      summary: 'One family',
-      security: bearer,
-      params: FamilyParams,
-      ...conditionalRead('Family', ITEM_ETAG, 400, 401, 403, 404)
-    }
+    schema: operation('getFamily', 'One family', { params: FamilyParams, ...conditionalRead('Family', ITEM_ETAG, 400, 401, 403, 404) })
   }, async request => familyFor(request.db, request.user.id, request.scope.familyId))
 
   fastify.patch('/api/families/:id', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', ifMatch: true }),
-    schema: {
-      operationId: 'renameFamily',
-      tags,
-      summary: 'Rename a family (owner)',
-      security: bearer,
-      params: FamilyParams,
-      headers: ConditionalWrite,
-      body: FamilyBody,
-      response: { 200: Type.Ref('Family'), ...errorResponses(400, 401, 403, 404, 412) }
-    }
+    schema: operation('renameFamily', 'Rename a family (owner)', { params: FamilyParams, headers: ConditionalWrite, body: FamilyBody, response: { 200: Type.Ref('Family'), ...errorResponses(400, 401, 403, 404, 412) } })
   }, async request => {
     const { familyId, expectedVersion } = request.scope
     await request.db.begin(async tx => {
@@ -110,15 +80,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/families/:id', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', ifMatch: true }),
-    schema: {
-      operationId: 'deleteFamily',
-      tags,
-      summary: 'Delete a family without children (owner)',
-      security: bearer,
-      params: FamilyParams,
-      headers: ConditionalWrite,
-      response: noContent('Deleted', 400, 401, 403, 404, 409, 412)
-    }
+    schema: operation('deleteFamily', 'Delete a family without children (owner)', { params: FamilyParams, headers: ConditionalWrite, response: noContent('Deleted', 400, 401, 403, 404, 409, 412) })
   }, async (request, reply) => {
     const { familyId, expectedVersion } = request.scope
     const deleted = await request.db.begin(async tx => {
@@ -131,31 +93,18 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id/members', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, etag: 'family', cache: true }),
-    schema: {
-      operationId: 'listFamilyMembers',
-      tags,
-      summary: 'The members of a family',
-      security: bearer,
-      params: FamilyParams,
-      querystring: ListQuery,
-      ...conditionalRead('MemberList', CLOCK_ETAG, 400, 401, 403, 404)
-    }
+    schema: operation('listFamilyMembers', 'The members of a family', { params: FamilyParams, querystring: ListQuery, ...conditionalRead('MemberList', CLOCK_ETAG, 400, 401, 403, 404) })
   }, async request => {
     return await pageOf(request.query, page => listMembers(request.db, request.scope.familyId, page))
   })
 
   fastify.patch('/api/families/:id/members/:userId', {
     preHandler: family('owner'),
-    schema: {
-      operationId: 'updateFamilyMember',
-      tags,
-      summary: 'Change a member\'s role (owner)',
+    schema: operation('updateFamilyMember', 'Change a member\'s role (owner)', {
       description: 'The last owner cannot be demoted (409 LAST_OWNER).',
-      security: bearer,
-      params: MemberParams,
-      body: MemberBody,
+      params: MemberParams, body: MemberBody,
       response: { 200: Type.Ref('Member'), ...errorResponses(400, 401, 403, 404, 409) }
-    }
+    })
   }, async request => {
     const { familyId } = request.scope
     const { userId } = request.params
@@ -171,15 +120,11 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/families/:id/members/:userId', {
     preHandler: fastify.familyScope({ target: { family: 'params.id' }, role: 'owner', self: 'params.userId' }),
-    schema: {
-      operationId: 'removeFamilyMember',
-      tags,
-      summary: 'Remove a member (owner), or leave the family (the member itself)',
+    schema: operation('removeFamilyMember', 'Remove a member (owner), or leave the family (the member itself)', {
       description: 'The last owner can neither leave nor be removed (409 LAST_OWNER).',
-      security: bearer,
       params: MemberParams,
       response: noContent('Removed', 400, 401, 403, 404, 409)
-    }
+    })
   }, async (request, reply) => {
     const { familyId } = request.scope
     const { userId } = request.params
@@ -194,31 +139,18 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id/invites', {
     preHandler: family('owner'),
-    schema: {
-      operationId: 'listFamilyInvites',
-      tags,
-      summary: 'Open invites of a family (owner)',
-      security: bearer,
-      params: FamilyParams,
-      querystring: ListQuery,
-      response: { 200: Type.Ref('InviteList'), ...errorResponses(400, 401, 403, 404) }
-    }
+    schema: operation('listFamilyInvites', 'Open invites of a family (owner)', { params: FamilyParams, querystring: ListQuery, response: { 200: Type.Ref('InviteList'), ...errorResponses(400, 401, 403, 404) } })
   }, async request => {
     return await pageOf(request.query, page => listOpenInvites(request.db, request.scope.familyId, page))
   })
 
   fastify.post('/api/families/:id/invites', {
     preHandler: family('owner'),
-    schema: {
-      operationId: 'createFamilyInvite',
-      tags,
-      summary: 'Invite an e-mail address into the family (owner)',
+    schema: operation('createFamilyInvite', 'Invite an e-mail address into the family (owner)', {
       description: 'The token is shown only in this answer. The invite is valid for 7 days, once, for this e-mail only; a new invite for the same e-mail replaces an open one.',
-      security: bearer,
-      params: FamilyParams,
-      body: InviteBody,
+      params: FamilyParams, body: InviteBody,
       response: { 201: Type.Ref('CreatedInvite'), ...errorResponses(400, 401, 403, 404, 409) }
-    }
+    })
   }, async (request, reply) => {
     const { familyId } = request.scope
     const { email, role } = request.body
@@ -232,14 +164,7 @@ const families: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/families/:id/invites/:inviteId', {
     preHandler: family('owner'),
-    schema: {
-      operationId: 'revokeFamilyInvite',
-      tags,
-      summary: 'Revoke an invite (owner)',
-      security: bearer,
-      params: InviteParams,
-      response: noContent('Revoked', 400, 401, 403, 404)
-    }
+    schema: operation('revokeFamilyInvite', 'Revoke an invite (owner)', { params: InviteParams, response: noContent('Revoked', 400, 401, 403, 404) })
   }, async (request, reply) => {
     if (!(await revokeInvite(request.db, request.scope.familyId, request.params.inviteId))) throw new errors.notFound('Invite')
     return reply.code(204).send(null)

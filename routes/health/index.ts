@@ -1,7 +1,10 @@
+import { operations } from '../../lib/schemas'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { DATABASE_UNAVAILABLE } from '../../plugins/errors'
 import { settledWithin } from '../../lib/waiting'
+
+const operation = operations(['health'], [])
 
 const GrowthState = Type.Union([Type.Literal('ok'), Type.Literal('missing')], {
   description: 'whether the WHO growth reference tables are in place; `missing` leaves the status 200, since everything else works (copy the tables into GROWTH_DATA_DIR: they are picked up without a restart)'
@@ -46,14 +49,10 @@ const health: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.addSchema(Unhealthy)
 
   fastify.get('/api/health', {
-    schema: {
-      operationId: 'getHealth',
-      tags: ['health'],
-      summary: 'Whether the service and its database are up',
+    schema: operation('getHealth', 'Whether the service and its database are up', {
       description: '503 while the database is unreachable or does not answer within 5 s, and while no pooled connection has been free for 5 s (`saturated`), so that a load balancer sends traffic elsewhere.',
-      security: [],
       response: { 200: Type.Ref('Health'), 503: Type.Ref('Unhealthy') }
-    }
+    })
   }, async function (request, reply) {
     fastify.growth.recheck()
     const growth = fastify.growth.ready ? 'ok' as const : 'missing' as const

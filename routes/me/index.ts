@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Db } from '../../db/client'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
-import { errorResponses, noContent } from '../../lib/schemas'
+import { errorResponses, noContent, operations } from '../../lib/schemas'
 import { callerOf } from '../../plugins/access'
 import type { Caller } from '../../sql/access'
 import { activeSessions, revokeOwnSession } from '../../sql/sessions'
@@ -14,8 +14,9 @@ import identities from './identities'
 import personalTokens from './tokens'
 import { pageOf } from '../list'
 
+const operation = operations(['me'])
+
 const me: FastifyPluginAsyncTypebox = async function (fastify) {
-  const bearer = [{ bearer: [] }]
   // The account itself is out of any personal access token's reach.
   const config = { personalTokens: 'refused' as const }
   await fastify.register(personalTokens)
@@ -30,13 +31,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   }
 
   fastify.get('/api/me', {
-    schema: {
-      operationId: 'getMe',
-      tags: ['me'],
-      summary: 'The signed-in user and their families',
-      security: bearer,
-      response: { 200: Type.Ref('Me'), ...errorResponses(401, 403) }
-    }
+    schema: operation('getMe', 'The signed-in user and their families', { response: { 200: Type.Ref('Me'), ...errorResponses(401, 403) } })
   }, async request => profile(request.db, callerOf(request.user)))
 
   // A new e-mail answers whether another account has it (409): it is limited like registering, per address and per account.
@@ -53,16 +48,12 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       await emailChangesByAddress(request)
       await emailChangesByAccount(request)
     },
-    schema: {
-      operationId: 'updateMe',
-      tags: ['me'],
-      summary: 'Change one\'s name or e-mail',
+    schema: operation('updateMe', 'Change one\'s name or e-mail', {
       description: 'A request whose email differs from the account\'s is limited like registering: AUTH_RATE_LIMIT_MAX a window per client address and per account, refused ones included (409 EMAIL_TAKEN among them); beyond, 429 with Retry-After. ' +
         'A change of the name alone, or the same e-mail again, is not counted.',
-      security: bearer,
       body: PatchMeBody,
       response: { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 409, 429) }
-    }
+    })
   }, async request => {
     const { id } = request.user
     return request.db.begin(async tx => {
@@ -74,14 +65,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/me/sessions', {
     config,
-    schema: {
-      operationId: 'listMySessions',
-      tags: ['me'],
-      summary: 'The user\'s active sessions',
-      security: bearer,
-      querystring: ListQuery,
-      response: { 200: Type.Ref('SessionList'), ...errorResponses(400, 401, 403) }
-    }
+    schema: operation('listMySessions', 'The user\'s active sessions', { querystring: ListQuery, response: { 200: Type.Ref('SessionList'), ...errorResponses(400, 401, 403) } })
   }, async request => {
     return await pageOf(request.query, async page => {
       const { rows, total } = await activeSessions(request.db, request.user.id, page)
@@ -91,14 +75,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/me/sessions/:id', {
     config,
-    schema: {
-      operationId: 'deleteMySession',
-      tags: ['me'],
-      summary: 'End one of the user\'s sessions',
-      security: bearer,
-      params: SessionParams,
-      response: noContent('Ended', 400, 401, 403, 404)
-    }
+    schema: operation('deleteMySession', 'End one of the user\'s sessions', { params: SessionParams, response: noContent('Ended', 400, 401, 403, 404) })
   }, async (request, reply) => {
     if (!(await revokeOwnSession(request.db, request.user.id, request.params.id))) throw new errors.notFound('Session')
     return reply.code(204).send(null)

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { plainDecimal, readCsv, type CsvRow, type CsvTable } from '../../lib/csv'
 import { errors, withDetails } from '../../lib/errors'
-import { Id, StrictObject, errorResponses } from '../../lib/schemas'
+import { Id, StrictObject, errorResponses, operations } from '../../lib/schemas'
 import { schemaIssues } from '../../plugins/errors'
 import { bodyValidator, normalizeBody } from '../../lib/validation'
 import { beginChange } from '../../sql/changes'
@@ -108,26 +108,20 @@ export function measurementImport (spec: RecordSpec) {
       read.set(request, { table, rows })
     }
 
+    const operation = operations([spec.path])
     fastify.post('/api/children/:childId/measurements/import', {
       bodyLimit: CSV_BODY_LIMIT,
       preValidation: readFile,
       preHandler: fastify.familyScope({ target: { child: 'params.childId' }, name: 'Child' }),
-      schema: {
-        operationId: 'importChildMeasurements',
-        tags: [spec.path],
-        summary: 'Add a child\'s measurements from a CSV file, all or none; dryRun=true only checks it',
+      schema: operation('importChildMeasurements', 'Add a child\'s measurements from a CSV file, all or none; dryRun=true only checks it', {
         description: DESCRIPTION,
-        security: [{ bearer: [] }],
-        consumes: ['text/csv'],
-        params: StrictObject({ childId: Id }),
-        querystring: MeasurementImportQuery,
-        body: Type.String({ description: 'the CSV file' }),
+        consumes: ['text/csv'], params: StrictObject({ childId: Id }), querystring: MeasurementImportQuery, body: Type.String({ description: 'the CSV file' }),
         response: {
           200: MeasurementImportChecked(spec.schema, columns),
           201: MeasurementImported,
           ...errorResponses(400, 401, 403, 404, 413, 415)
         }
-      }
+      })
     }, async (request, reply) => {
       const { table, rows: list } = read.get(request) as Read
       const birth = request.scope.childBirth

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { replaceSettings } from '../../domain/reminders/settings'
 import { readNotificationSettings } from '../../sql/notifications'
 import { MAX_CHANNELS, PutNotificationsBody } from './schemas'
 
 const tags = ['notifications']
+const operation = operations(tags)
 
 const REMINDERS = 'Reminders go to each owner and member (not viewers) of a family, on every channel they set: a vaccine\'s nextDueDate reached ' +
   '(the latest dose of each vaccine, as the due list reads it) and a visit tomorrow (from the day before; on its day when the day before was missed), ' +
@@ -18,7 +19,6 @@ const REMINDERS = 'Reminders go to each owner and member (not viewers) of a fami
 /** The signed-in user's reminders: the channels they go to and the quiet hours. */
 const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
-  const bearer = [{ bearer: [] }]
   // Each PUT may send messages to addresses the caller chooses: limited per account like the other checks.
   const changesByAccount = fastify.authLimit('notification-settings', request => String(request.user.id))
   // The channels hold addresses and credentials (an ntfy URL's password, a push subscription's keys): no personal access token reaches them.
@@ -26,24 +26,17 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/me/notifications', {
     config: { personalTokens },
-    schema: {
-      operationId: 'getMyNotifications',
-      tags,
-      summary: 'Where the user\'s reminders go, and the quiet hours',
+    schema: operation('getMyNotifications', 'Where the user\'s reminders go, and the quiet hours', {
       description: `${REMINDERS} Personal access tokens are refused (403): the channels hold addresses and credentials.`,
-      security: bearer,
       response: { 200: Type.Ref('NotificationSettings'), ...errorResponses(401, 403) }
-    }
+    })
   }, async request => await readNotificationSettings(request.db, request.user.id))
 
   fastify.put('/api/me/notifications', {
     // It waits on more than the database (the network): its key is not held in a transaction.
     config: { idempotency: 'apart', personalTokens },
     preHandler: changesByAccount,
-    schema: {
-      operationId: 'putMyNotifications',
-      tags,
-      summary: 'Replace where the user\'s reminders go, and the quiet hours',
+    schema: operation('putMyNotifications', 'Replace where the user\'s reminders go, and the quiet hours', {
       description: 'Each user for themselves. The settings are replaced whole: a channel left out goes, with its reminders still to send. ' +
         'A channel the user already has (the same e-mail address in any case, URL or subscription) is kept as it is, with its history; ' +
         'every other one is verified by a test message sent at once, ignoring quiet hours: when one does not take it, nothing is saved and the answer is ' +
@@ -54,10 +47,9 @@ const notifications: FastifyPluginAsyncTypebox = async function (fastify) {
         'and a channel that did not answer "could not be reached", whatever the cause. ' +
         'A subscription must be the browser\'s PushSubscription JSON: an http or https endpoint, p256dh an uncompressed P-256 point, auth 16 bytes. ' +
         'Every request counts against AUTH_RATE_LIMIT_MAX a window per account (429 beyond). Personal access tokens are refused (403). Answers the settings as GET shows them. ' + REMINDERS,
-      security: bearer,
       body: PutNotificationsBody,
       response: { 200: Type.Ref('NotificationSettings'), ...errorResponses(400, 401, 403, 409, 422, 429) }
-    }
+    })
   }, async request => {
     const { settings, added } = await replaceSettings(request.db, config, request.user.id, request.body)
     if (added) await request.afterCommit(async () => await fastify.reminders.scanSoon())

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { vapidKeys } from '../../io/vapid'
 import { PushPublicKey } from './schemas'
+
+const operation = operations(['notifications'])
 
 const DESCRIPTION = 'The key a browser subscribes with (PushManager.subscribe({ userVisibleOnly: true, applicationServerKey })) ' +
   'before it gives its subscription to PUT /api/me/notifications as a webpush channel. Any signed-in user may read it. ' +
@@ -18,18 +20,14 @@ const push: FastifyPluginAsyncTypebox = async function (fastify) {
   if (keys === null) fastify.log.info('Web Push is off: VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY are not set')
 
   fastify.get('/api/push/public-key', {
-    schema: {
-      operationId: 'getPushPublicKey',
-      tags: ['notifications'],
-      summary: 'The VAPID public key for subscribing a browser to Web Push',
+    schema: operation('getPushPublicKey', 'The VAPID public key for subscribing a browser to Web Push', {
       description: DESCRIPTION,
-      security: [{ bearer: [] }],
       response: {
         200: Type.Ref('PushPublicKey'),
         ...errorResponses(401, 403),
         503: Type.Ref('Error', { description: 'Web Push is off (PUSH_DISABLED), or the database is unavailable' })
       }
-    }
+    })
   }, async () => {
     if (keys === null) throw new errors.pushDisabled()
     return { publicKey: keys.publicKey }

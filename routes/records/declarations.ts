@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import {
-  CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, Id, IsoDate, PATCH_RULE, Pagination, StrictObject, conditionalRead, errorResponses, noContent, patchFields
+  CLOCK_ETAG, ConditionalWrite, ITEM_ETAG, Id, IsoDate, PATCH_RULE, Pagination, StrictObject, conditionalRead, errorResponses, noContent, patchFields, operations
 } from '../../lib/schemas'
 import type { RegisteredKind } from '../../kinds'
 import type { RecordTable } from '../../kinds/changes'
@@ -32,8 +32,7 @@ export function scopesOf (spec: RegisteredKind) {
  * and under the parent for a kind that has one.
  */
 export function declarationsOf (spec: RegisteredKind) {
-  const tags = [spec.path]
-  const security = [{ bearer: [] }]
+  const operation = operations([spec.path])
   const ref = Type.Ref(spec.schema.$id as string)
   const noun = nounOf(spec)
   const sortNames = Object.keys(spec.sorts).join(', ')
@@ -59,15 +58,15 @@ export function declarationsOf (spec: RegisteredKind) {
   const parentName = parent?.kind.singular ?? ''
 
   return {
-    listChild: { operationId: `listChild${spec.plural}`, tags, summary: listed, description: spec.descriptions?.list, security, params: childParams, querystring: Type.Object(listQuery), ...listRead },
-    createChild: { operationId: `createChild${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to a child`, description: createDescription, security, params: childParams, body: createBody, response: createResponses },
-    list: { operationId: `list${spec.plural}`, tags, summary: `${listed}, by childId`, description: spec.descriptions?.list, security, querystring: Type.Object({ childId: Id, ...listQuery }), ...listRead },
-    create: { operationId: `create${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to the child named by childId`, description: createDescription, security, body: StrictObject({ childId: Id, ...spec.fields, ...spec.createFields }), response: createResponses },
-    listParent: { operationId: `list${parentName}${spec.plural}`, tags, summary: `The ${noun}s of ${withArticle(parentNoun)}`, description: spec.descriptions?.list, security, params, querystring: Type.Object(listQuery), ...listRead },
-    createParent: { operationId: `create${parentName}${spec.singular}`, tags, summary: `Add ${withArticle(noun)} to ${withArticle(parentNoun)}`, description: spec.descriptions?.create, security, params, body: createBody, response: createResponses },
-    get: { operationId: `get${spec.singular}`, tags, summary: `One ${noun}`, security, params: idParams, ...conditionalRead(spec.schema.$id as string, ITEM_ETAG, 400, 401, 403, 404) },
-    replace: { operationId: `replace${spec.singular}`, tags, summary: `Replace ${withArticle(noun)}; omitted optional fields become null`, security, params: idParams, headers: ConditionalWrite, body, response: writeResponses({ 200: ref }) },
-    update: { operationId: `update${spec.singular}`, tags, summary: `Change some fields of ${withArticle(noun)}`, description: `${PATCH_RULE} The rules between fields hold for the record as it would become.`, security, params: idParams, headers: ConditionalWrite, body: StrictObject(patchFields(spec.fields)), response: writeResponses({ 200: ref }) },
-    remove: { operationId: `delete${spec.singular}`, tags, summary: `Delete ${withArticle(noun)}`, security, params: idParams, headers: ConditionalWrite, response: noContent('Deleted', 400, 401, 403, 404, 412) }
+    listChild: operation(`listChild${spec.plural}`, listed, { description: spec.descriptions?.list, params: childParams, querystring: Type.Object(listQuery), ...listRead }),
+    createChild: operation(`createChild${spec.singular}`, `Add ${withArticle(noun)} to a child`, { description: createDescription, params: childParams, body: createBody, response: createResponses }),
+    list: operation(`list${spec.plural}`, `${listed}, by childId`, { description: spec.descriptions?.list, querystring: Type.Object({ childId: Id, ...listQuery }), ...listRead }),
+    create: operation(`create${spec.singular}`, `Add ${withArticle(noun)} to the child named by childId`, { description: createDescription, body: StrictObject({ childId: Id, ...spec.fields, ...spec.createFields }), response: createResponses }),
+    listParent: operation(`list${parentName}${spec.plural}`, `The ${noun}s of ${withArticle(parentNoun)}`, { description: spec.descriptions?.list, params, querystring: Type.Object(listQuery), ...listRead }),
+    createParent: operation(`create${parentName}${spec.singular}`, `Add ${withArticle(noun)} to ${withArticle(parentNoun)}`, { description: spec.descriptions?.create, params, body: createBody, response: createResponses }),
+    get: operation(`get${spec.singular}`, `One ${noun}`, { params: idParams, ...conditionalRead(spec.schema.$id as string, ITEM_ETAG, 400, 401, 403, 404) }),
+    replace: operation(`replace${spec.singular}`, `Replace ${withArticle(noun)}; omitted optional fields become null`, { params: idParams, headers: ConditionalWrite, body, response: writeResponses({ 200: ref }) }),
+    update: operation(`update${spec.singular}`, `Change some fields of ${withArticle(noun)}`, { description: `${PATCH_RULE} The rules between fields hold for the record as it would become.`, params: idParams, headers: ConditionalWrite, body: StrictObject(patchFields(spec.fields)), response: writeResponses({ 200: ref }) }),
+    remove: operation(`delete${spec.singular}`, `Delete ${withArticle(noun)}`, { params: idParams, headers: ConditionalWrite, response: noContent('Deleted', 400, 401, 403, 404, 412) })
   }
 }

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { schedules } from '../../io/schedules'
 import { ScheduleListQuery } from './schemas'
 import { pageOf } from '../list'
 import { pageOfAll } from '../../sql/list'
+
+const operation = operations(['schedules'])
 
 const DESCRIPTION = 'The vaccine schedules the service ships as data, in the list envelope, each with its source, its notes and every series with its doses: ' +
   'the recommended age, the on-time age range (from the day the child reaches `from` through `to`, inclusive: to 15 months lasts until the day before the child is 16 months old) ' +
@@ -15,15 +17,11 @@ const DESCRIPTION = 'The vaccine schedules the service ships as data, in the lis
 /** The vaccine schedules the service ships: data of the build, the same for everyone. */
 const vaccineSchedules: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.get('/api/schedules', {
-    schema: {
-      operationId: 'listVaccineSchedules',
-      tags: ['schedules'],
-      summary: 'The vaccine schedules a child may follow, with their series and doses',
+    schema: operation('listVaccineSchedules', 'The vaccine schedules a child may follow, with their series and doses', {
       description: DESCRIPTION,
-      security: [{ bearer: [] }],
       querystring: ScheduleListQuery,
       response: { 200: Type.Ref('VaccineScheduleList'), ...errorResponses(400, 401, 403) }
-    }
+    })
   }, async request => {
     return await pageOf(request.query, async page => pageOfAll(schedules(), page))
   })

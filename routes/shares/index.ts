@@ -4,7 +4,7 @@ import { ACTIVE_SHARES_PER_CHILD, makeLink, SHARE_FILES_MAX_BYTES } from '../../
 import { errors, invalidRequest, withRetryAfter } from '../../lib/errors'
 import { ExportSlots } from '../../lib/export/slots'
 import type { SummarySection } from '../../lib/fhir'
-import { errorResponses, noContent } from '../../lib/schemas'
+import { errorResponses, noContent, operations } from '../../lib/schemas'
 import { serviceBase } from '../../lib/shares/link'
 import { orderBy } from '../../sql/list'
 import { findShare, listShares, revokeShare, type ShareStatus } from '../../sql/shares'
@@ -12,7 +12,7 @@ import { ChildParams, CreateShareBody, DEFAULT_SECTIONS, MAX_DAYS, ShareListQuer
 import { pageOf } from '../list'
 
 const tags = ['shares']
-const security = [{ bearer: [] }]
+const operation = operations(tags)
 const SORTS = { createdAt: 'created_at', expiresAt: 'expires_at' }
 /** When a user whose link is being made may make another, in seconds. */
 const RETRY_AFTER = 5
@@ -43,20 +43,15 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
     // It waits on more than the database (building and encrypting the summary): its key is not held in a transaction.
     config: { idempotency: 'apart', batch: false },
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, role: 'member' }),
-    schema: {
-      operationId: 'createShare',
-      tags,
-      summary: 'Share a child\'s record with a doctor: a SMART Health Link and its QR code',
+    schema: operation('createShare', 'Share a child\'s record with a doctor: a SMART Health Link and its QR code', {
       description: `${WHO} The link is a snapshot: the summary (an International Patient Summary style FHIR R4 document of the sections asked for) is made now, ` +
         'encrypted once with a fresh key, and kept only encrypted; later changes of the record are not in it. The key and the manifest\'s token are only in the link, ' +
         'answered here once. With attachments, the files themselves are in the summary, at most ' + `${SHARE_FILES_MAX_BYTES} bytes of them (more is a 400). ` +
         `A child has at most ${ACTIVE_SHARES_PER_CHILD} active links (409 beyond). The label travels in the link in the clear. ` +
         'One link of a user is made at a time (429 with Retry-After for a second).',
-      security,
-      params: ChildParams,
-      body: CreateShareBody,
+      params: ChildParams, body: CreateShareBody,
       response: { 201: Type.Ref('CreatedShare'), ...errorResponses(400, 401, 403, 404, 409, 429) }
-    }
+    })
   }, async (request, reply) => {
     const { label, passcode, sections } = request.body
     const expiresAt = checkExpiry(request.body.expiresAt)
@@ -87,17 +82,12 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/children/:childId/shares', {
     preHandler: fastify.familyScope({ target: { child: 'params.childId' }, role: 'member' }),
-    schema: {
-      operationId: 'listShares',
-      tags,
-      summary: 'A child\'s share links, with their access logs',
+    schema: operation('listShares', 'A child\'s share links, with their access logs', {
       description: `${WHO} Every link of the child, active or not, without its secrets; a link that ended more than 90 days ago is gone. ` +
         'Each shows its latest manifest requests (time, recipient, address, outcome) to the family\'s owners and to the member who made it; other members see their count only.',
-      security,
-      params: ChildParams,
-      querystring: ShareListQuery,
+      params: ChildParams, querystring: ShareListQuery,
       response: { 200: Type.Ref('ShareList'), ...errorResponses(400, 401, 403, 404) }
-    }
+    })
   }, async request => {
     const { status, sort } = request.query
     const order = orderBy(request.db, sort ?? '-createdAt', SORTS)
@@ -107,15 +97,7 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/shares/:id', {
     preHandler: fastify.familyScope({ target: { share: 'params.id' }, role: 'member' }),
-    schema: {
-      operationId: 'getShare',
-      tags,
-      summary: 'One share link, with its access log',
-      description: `${WHO} As the list shows it.`,
-      security,
-      params: ShareParams,
-      response: { 200: Type.Ref('Share'), ...errorResponses(400, 401, 403, 404) }
-    }
+    schema: operation('getShare', 'One share link, with its access log', { description: `${WHO} As the list shows it.`, params: ShareParams, response: { 200: Type.Ref('Share'), ...errorResponses(400, 401, 403, 404) } })
   }, async request => {
     const share = await findShare(request.db, request.params.id, { userId: request.user.id, role: request.scope.role })
     if (share === undefined) throw new errors.notFound('Share')
@@ -124,16 +106,12 @@ const shares: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/shares/:id', {
     preHandler: fastify.familyScope({ target: { share: 'params.id' }, role: 'member' }),
-    schema: {
-      operationId: 'revokeShare',
-      tags,
-      summary: 'Revoke a share link',
+    schema: operation('revokeShare', 'Revoke a share link', {
       description: `${WHO} From now on the link answers 404 as one that never existed, and its encrypted summary is removed; ` +
         'the link stays listed as revoked, with its access log, for 90 days. Revoking a revoked link changes nothing.',
-      security,
       params: ShareParams,
       response: noContent('Revoked', 400, 401, 403, 404)
-    }
+    })
   }, async (request, reply) => {
     await revokeShare(request.db, request.params.id)
     return reply.code(204).send(null)

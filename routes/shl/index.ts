@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { fileAt, linkNotFound, LOCATION_SECONDS, manifestOf } from '../../domain/shares/manifest'
-import { errorResponses } from '../../lib/schemas'
+import { errorResponses, operations } from '../../lib/schemas'
 import { serviceBase } from '../../lib/shares/link'
 import { ANY_ORIGIN } from '../../plugins/security'
 import { FileParams, JoseResponse, Manifest, ManifestParams, ManifestRequest, PasscodeRefused } from './schemas'
 
 const tags = ['shares']
+const operation = operations(tags, [])
 
 const ANY_PAGE = 'Any origin may read it (CORS: Access-Control-Allow-Origin: *, without credentials), whatever CORS_ORIGIN says: a doctor\'s viewer is a page of another origin.'
 
@@ -14,16 +15,12 @@ const ANY_PAGE = 'Any origin may read it (CORS: Access-Control-Allow-Origin: *, 
 function preflight (operationId: string, summary: string, params: typeof ManifestParams | typeof FileParams) {
   return {
     config: { cors: ANY_ORIGIN },
-    schema: {
-      operationId,
-      tags,
-      summary,
+    schema: operation(operationId, summary, {
       description: 'Answers 204 to any OPTIONS request, from any origin, with Access-Control-Allow-Origin: *, the methods GET and POST, ' +
         `the request header Content-Type, and Access-Control-Max-Age ${ANY_ORIGIN.maxAge as number}. No credentials are involved.`,
-      security: [],
       params,
       response: { 204: Type.Null({ description: 'The CORS preflight\'s answer' }) }
-    }
+    })
   }
 }
 
@@ -59,25 +56,20 @@ const shl: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.post('/:token', {
     config: { rateLimit: {}, cors: ANY_ORIGIN },
-    schema: {
-      operationId: 'shareManifest',
-      tags,
-      summary: 'The manifest of a SMART Health Link, for a viewer that holds the link',
+    schema: operation('shareManifest', 'The manifest of a SMART Health Link, for a viewer that holds the link', {
       description: 'The SMART Health Links manifest request: POST to the url of the link\'s payload with `{ recipient, passcode?, embeddedLengthMax? }`. ' +
         'The answer lists one file, the child\'s summary (an International Patient Summary style FHIR R4 document Bundle) encrypted as a compact JWE with the link\'s key: ' +
         `embedded, or, when it is longer than embeddedLengthMax, at a location that answers it once within ${LOCATION_SECONDS / 3600} hour. ` +
         'Every request is logged for the family (time, recipient, address). A link whose flag holds P needs its passcode: without it, or with a wrong one, 401 PASSCODE_INVALID ' +
         'with remainingAttempts at the top level of the body, as the SMART Health Links specification writes it (and in details as well): the wrong passcodes the link still takes; the tenth kills the link. ' +
         'An expired, revoked or dead link, and one that never existed, answer the same 404. Rate-limited per client address (AUTH_RATE_LIMIT_MAX a window). ' + ANY_PAGE,
-      security: [],
-      params: ManifestParams,
-      body: ManifestRequest,
+      params: ManifestParams, body: ManifestRequest,
       response: {
         200: Type.Ref('ShlManifest'),
         ...errorResponses(400, 404, 429),
         401: Type.Ref('ShlPasscodeRefused', { description: 'The link needs its passcode, or the one given is wrong: remainingAttempts tells how many wrong ones it still takes' })
       }
-    }
+    })
   }, async request => {
     const { recipient, passcode, embeddedLengthMax } = request.body
     return await manifestOf(request.db, request.params.token, { recipient, passcode, embeddedLengthMax, address: request.ip }, serviceBase(config.publicUrl, request))
@@ -87,15 +79,11 @@ const shl: FastifyPluginAsyncTypebox = async function (fastify) {
     config: { rateLimit: {}, cors: ANY_ORIGIN },
     // A HEAD would use up the address: there is none.
     exposeHeadRoute: false,
-    schema: {
-      operationId: 'shareFile',
-      tags,
-      summary: 'A file of a SMART Health Link\'s manifest, at its location',
+    schema: operation('shareFile', 'A file of a SMART Health Link\'s manifest, at its location', {
       description: `Answers the file once, within ${LOCATION_SECONDS / 3600} hour of the manifest request, while the link is active; otherwise the same 404 as a link that never existed. ` + ANY_PAGE,
-      security: [],
       params: FileParams,
       response: { 200: JoseResponse, ...errorResponses(404, 429) }
-    }
+    })
   }, async (request, reply) => {
     const content = await fileAt(request.db, request.params.ticket)
     return reply.type('application/jose').send(content)

@@ -2,12 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { createFamilyWebhook, presentWebhook } from '../../domain/webhooks/manage'
 import { errors, found } from '../../lib/errors'
-import { errorResponses, noContent } from '../../lib/schemas'
+import { errorResponses, noContent, operations } from '../../lib/schemas'
 import { deleteWebhook, enableWebhook, findWebhook, listDeliveries, listWebhooks, lockWebhookMaker } from '../../sql/webhooks'
 import { EnableBody, FamilyParams, ListQuery, MAX_WEBHOOKS, WebhookBody, WebhookParams } from './schemas'
 import { pageOf } from '../list'
 
 const tags = ['webhooks']
+const operation = operations(tags)
 
 const DELIVERY = 'Each change of the family made after the webhook was created (as the changes feed shows it, a family\'s role null) is POSTed to its URL as JSON, ' +
   'one change a request, in the feed\'s order, signed per the Standard Webhooks specification: webhook-id is the change\'s cursor, webhook-timestamp the attempt\'s time in seconds, ' +
@@ -23,25 +24,19 @@ const DELIVERY = 'Each change of the family made after the webhook was created (
 /** A family's webhooks (owner): made, listed, deleted, enabled again, and their delivery log. */
 const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
   const { config } = fastify
-  const bearer = [{ bearer: [] }]
   const owner = fastify.familyScope({ target: { family: 'params.id' }, role: 'owner' })
 
   fastify.post('/api/families/:id/webhooks', {
     // It waits on more than the database (the network): its key is not held in a transaction.
     config: { idempotency: 'apart', batch: false },
     preHandler: owner,
-    schema: {
-      operationId: 'createFamilyWebhook',
-      tags,
-      summary: 'Make a webhook of the family (owner)',
+    schema: operation('createFamilyWebhook', 'Make a webhook of the family (owner)', {
       description: `Answers the webhook with its secret, shown only here. At most ${MAX_WEBHOOKS} webhooks a family (409 beyond). ` +
         'A URL the outbound rule refuses (see url), written so (127.0.0.1, [::ffff:7f00:1], localhost, 10.0.0.5) or resolved so now, is a 400; ' +
         'a name is resolved and judged again at each delivery, which connects to the address judged. An unknown kind in events is a 400. ' + DELIVERY,
-      security: bearer,
-      params: FamilyParams,
-      body: WebhookBody,
+      params: FamilyParams, body: WebhookBody,
       response: { 201: Type.Ref('CreatedWebhook'), ...errorResponses(400, 401, 403, 404, 409) }
-    }
+    })
   }, async (request, reply) => {
     const { familyId } = request.scope
     const created = await createFamilyWebhook(request.db, config, {
@@ -52,16 +47,11 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id/webhooks', {
     preHandler: owner,
-    schema: {
-      operationId: 'listFamilyWebhooks',
-      tags,
-      summary: 'The family\'s webhooks (owner), never their secrets',
+    schema: operation('listFamilyWebhooks', 'The family\'s webhooks (owner), never their secrets', {
       description: DELIVERY,
-      security: bearer,
-      params: FamilyParams,
-      querystring: ListQuery,
+      params: FamilyParams, querystring: ListQuery,
       response: { 200: Type.Ref('WebhookList'), ...errorResponses(400, 401, 403, 404) }
-    }
+    })
   }, async request => {
     const { familyId } = request.scope
     return await pageOf(request.query, async page => {
@@ -72,14 +62,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id/webhooks/:wid', {
     preHandler: owner,
-    schema: {
-      operationId: 'getFamilyWebhook',
-      tags,
-      summary: 'One webhook of the family (owner), without its secret',
-      security: bearer,
-      params: WebhookParams,
-      response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404) }
-    }
+    schema: operation('getFamilyWebhook', 'One webhook of the family (owner), without its secret', { params: WebhookParams, response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404) } })
   }, async request => {
     const row = found(await findWebhook(request.db, request.scope.familyId, request.params.wid), 'Webhook')
     return presentWebhook(request.scope.familyId, row)
@@ -87,14 +70,7 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.delete('/api/families/:id/webhooks/:wid', {
     preHandler: owner,
-    schema: {
-      operationId: 'deleteFamilyWebhook',
-      tags,
-      summary: 'Delete a webhook (owner): its deliveries stop, its log goes',
-      security: bearer,
-      params: WebhookParams,
-      response: noContent('Deleted', 400, 401, 403, 404)
-    }
+    schema: operation('deleteFamilyWebhook', 'Delete a webhook (owner): its deliveries stop, its log goes', { params: WebhookParams, response: noContent('Deleted', 400, 401, 403, 404) })
   }, async (request, reply) => {
     const deleted = await request.db.begin(async tx => await deleteWebhook(tx, request.scope.familyId, request.params.wid))
     if (!deleted) throw new errors.notFound('Webhook')
@@ -105,19 +81,14 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
     // It waits on more than the database (the network): its key is not held in a transaction.
     config: { idempotency: 'apart', batch: false },
     preHandler: owner,
-    schema: {
-      operationId: 'enableFamilyWebhook',
-      tags,
-      summary: 'Enable a webhook again (owner)',
+    schema: operation('enableFamilyWebhook', 'Enable a webhook again (owner)', {
       description: 'Clears the failures and the reason it was disabled, and delivers at once from the first change not delivered, the changes made while it was disabled included. ' +
         'An enabled webhook is left as it is, and its deliveries start again at once (a waiting retry too). ' +
         'Only while its maker (createdBy) is an owner of the family with an enabled account: otherwise 409 WEBHOOK_MAKER_NOT_OWNER, ' +
         'since its URL was chosen by someone who may no longer read the family; make a new webhook instead.',
-      security: bearer,
-      params: WebhookParams,
-      body: EnableBody,
+      params: WebhookParams, body: EnableBody,
       response: { 200: Type.Ref('Webhook'), ...errorResponses(400, 401, 403, 404, 409) }
-    }
+    })
   }, async request => {
     const { familyId } = request.scope
     const row = await request.db.begin(async tx => {
@@ -132,17 +103,12 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
 
   fastify.get('/api/families/:id/webhooks/:wid/deliveries', {
     preHandler: owner,
-    schema: {
-      operationId: 'listFamilyWebhookDeliveries',
-      tags,
-      summary: 'A webhook\'s delivery attempts (owner), newest first',
+    schema: operation('listFamilyWebhookDeliveries', 'A webhook\'s delivery attempts (owner), newest first', {
       description: 'Each attempt: when, the change\'s cursor, the receiver\'s status code or the error, how long it took, and the first words of the answer. ' +
         'The latest 1000 attempts of each webhook are kept.',
-      security: bearer,
-      params: WebhookParams,
-      querystring: ListQuery,
+      params: WebhookParams, querystring: ListQuery,
       response: { 200: Type.Ref('WebhookDeliveryList'), ...errorResponses(400, 401, 403, 404) }
-    }
+    })
   }, async request => {
     if (await findWebhook(request.db, request.scope.familyId, request.params.wid) === undefined) throw new errors.notFound('Webhook')
     return await pageOf(request.query, page => listDeliveries(request.db, request.params.wid, page))
