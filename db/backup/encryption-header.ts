@@ -32,9 +32,8 @@ export const MAGIC_FAMILY = Buffer.from('CHBACKUP-ENC')
 export const HEADER_BYTES = 61
 export const TAG_BYTES = 16
 export const CHUNK_BYTES = 64 * 1024
-export const LOG2_N = 15
-export const R = 8
-export const P = 1
+/** The scrypt cost a new backup is written with, as its header names it. */
+export const SCRYPT = { log2N: 15, r: 8, p: 1 }
 /** The most memory a header may ask scrypt for. */
 const MAX_SCRYPT_MEMORY = 1024 * 1024 * 1024
 export const MAX_CHUNKS = 2 ** 32

@@ -4,7 +4,7 @@ import { open, stat } from 'node:fs/promises'
 import { pipeline, Transform, type TransformCallback } from 'node:stream'
 import type { ArchiveSource } from './archive'
 import {
-  CHUNK_BYTES, DamagedBackupError, deriveKeys, HEADER_BYTES, LOG2_N, MAGIC_FAMILY, MAX_CHUNKS, P, passphraseCheck, R, readHeader, TAG_BYTES,
+  CHUNK_BYTES, DamagedBackupError, deriveKeys, HEADER_BYTES, MAGIC_FAMILY, MAX_CHUNKS, passphraseCheck, readHeader, SCRYPT, TAG_BYTES,
   WrongPassphraseError, writeHeader, type Params
 } from './encryption-header'
 
@@ -132,7 +132,7 @@ export interface Sealer {
 }
 
 export async function sealer (passphrase: string, { chunkBytes = CHUNK_BYTES } = {}): Promise<Sealer> {
-  const base = { log2N: LOG2_N, r: R, p: P, chunkBytes, salt: randomBytes(16) }
+  const base = { ...SCRYPT, chunkBytes, salt: randomBytes(16) }
   const keys = await deriveKeys(passphrase, { ...base, prefix: Buffer.alloc(8) })
   return {
     stream () {
