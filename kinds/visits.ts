@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, visitMapping } from '../lib/fhir'
+import { ifPresent, IPS_PARTS, resourceId, type Encounter, type FhirMapping, type Reference } from '../lib/fhir'
 import { FreeText, IsoDate, Name, Nullable, StrictObject } from '../lib/schemas'
 import { storedFields } from './columns'
 import { recordSchema } from './record-schema'
@@ -49,6 +49,31 @@ export const CreatedVisit = Type.Object({
   ...Visit.properties,
   measurement: Type.Optional(Type.Ref('Measurement'))
 }, { title: 'CreatedVisit', description: 'The visit, with the measurement created with it when there was one' })
+
+const ACT_CODE = 'http://terminology.hl7.org/CodeSystem/v3-ActCode'
+
+/** A visit as a finished ambulatory Encounter; its notes have no place in an R4 Encounter. */
+export function visitEncounter (visit: Visit, subject: Reference): Encounter {
+  return {
+    resourceType: 'Encounter',
+    id: resourceId('visit', visit.id),
+    meta: { lastUpdated: visit.updatedAt },
+    status: 'finished',
+    class: { system: ACT_CODE, code: 'AMB', display: 'ambulatory' },
+    type: [{ text: visit.type }],
+    subject,
+    ...ifPresent('participant', visit.provider === null ? null : [{ individual: { display: visit.provider } }]),
+    period: { start: visit.date }
+  }
+}
+
+/** The visits first: the other records point to their Encounters. */
+export const visitMapping: FhirMapping<Visit> = {
+  resources (visits, bundle) {
+    for (const visit of visits) bundle.addVisit(visit.id)
+    return visits.map(visit => visitEncounter(visit, bundle.links.subject))
+  }
+}
 
 export const visitKind: RecordKind<'visit', 'visits', 'visits'> = {
   ...kindNames('visit', 'visits', 'visits', 5),

@@ -16,9 +16,9 @@ import {
   type Measurement,
   type MedicationStatement,
   type Observation,
-  type Resource,
-  type Visit
+  type Resource
 } from '../lib/fhir'
+import type { Visit } from './fhir-records'
 
 
 function assertValid (t: Test, bundle: Bundle): void {

@@ -51,17 +51,6 @@ export interface Measurement {
   updatedAt: string
 }
 
-export interface Visit {
-  id: number
-  childId: number
-  date: string
-  type: 'wellness' | 'sick' | 'injury' | 'vision' | 'dental'
-  provider: string | null
-  notes: string | null
-  createdAt: string
-  updatedAt: string
-}
-
 export interface MedicalEvent {
   id: number
   childId: number

@@ -1,0 +1,16 @@
+/**
+ * The records test/fhir.test.ts makes its bundle from, in the shapes of the
+ * routes' answers but for what the FHIR mapping does not read (the version).
+ * The kinds' own types, in kinds/, are the answers whole.
+ */
+
+export interface Visit {
+  id: number
+  childId: number
+  date: string
+  type: 'wellness' | 'sick' | 'injury' | 'vision' | 'dental'
+  provider: string | null
+  notes: string | null
+  createdAt: string
+  updatedAt: string
+}
