@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, temperatureMapping } from '../lib/fhir'
+import { fullUrl, IPS_PARTS, resourceId, VitalSigns, vitalSignObservation, type FhirMapping, type Links, type Observation } from '../lib/fhir'
 import { FreeText, Id, Nullable, Timestamp } from '../lib/schemas'
 import { storedFields } from './columns'
 import { recordSchema } from './record-schema'
@@ -32,6 +32,30 @@ export const Temperature = recordSchema('Temperature', {
   notes: Nullable(Type.String())
 }, 'A body temperature reading taken during an illness. It belongs to its illness for good (its illnessId and childId never change) and goes when the illness is deleted. The illness answers the highest reading as maxTemperatureC, and as temperatureC.')
 export type Temperature = Static<typeof Temperature>
+
+/**
+ * A temperature reading as a body temperature Observation at the moment it
+ * was taken, how it was taken as its method, about its illness's Condition
+ * (every illness of the child has one in the bundle).
+ */
+export function temperatureObservation (reading: Temperature, links: Links): Observation {
+  return vitalSignObservation({
+    id: resourceId('temperature', reading.id),
+    lastUpdated: reading.updatedAt,
+    sign: VitalSigns.bodyTemperature,
+    value: reading.temperatureC,
+    date: reading.takenAt,
+    subject: links.subject,
+    notes: reading.notes,
+    method: reading.method,
+    focus: { reference: fullUrl(resourceId('illness', reading.illnessId)), type: 'Condition' }
+  })
+}
+
+/** After the illnesses, whose Conditions the readings are about. */
+export const temperatureMapping: FhirMapping<Temperature> = {
+  resources: (readings, bundle) => readings.map(reading => temperatureObservation(reading, bundle.links))
+}
 
 const SCOPE = 'Within the family scope of the illness\'s child: any member reads, an owner or member writes; an illness of another family is a 403, one that does not exist a 404.'
 

@@ -14,3 +14,21 @@ export interface Visit {
   createdAt: string
   updatedAt: string
 }
+
+export interface Illness {
+  id: number
+  childId: number
+  startDate: string
+  endDate: string | null
+  diagnosis: string | null
+  symptoms: string | null
+  medications: string | null
+  temperatureC: number | null
+  /** The highest temperature reading; null without readings. */
+  maxTemperatureC?: number | null
+  visitId: number | null
+  notes: string | null
+  status: 'current' | 'finished'
+  createdAt: string
+  updatedAt: string
+}

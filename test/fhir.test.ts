@@ -11,14 +11,13 @@ import {
   type Condition,
   type DocumentReference,
   type Encounter,
-  type Illness,
   type MedicalEvent,
   type Measurement,
   type MedicationStatement,
   type Observation,
   type Resource
 } from '../lib/fhir'
-import type { Visit } from './fhir-records'
+import type { Illness, Visit } from './fhir-records'
 
 
 function assertValid (t: Test, bundle: Bundle): void {

@@ -67,36 +67,6 @@ export interface MedicalEvent {
   updatedAt: string
 }
 
-export interface Illness {
-  id: number
-  childId: number
-  startDate: string
-  endDate: string | null
-  diagnosis: string | null
-  symptoms: string | null
-  medications: string | null
-  temperatureC: number | null
-  /** The highest temperature reading; null without readings. */
-  maxTemperatureC?: number | null
-  visitId: number | null
-  notes: string | null
-  status: 'current' | 'finished'
-  createdAt: string
-  updatedAt: string
-}
-
-export interface Temperature {
-  id: number
-  childId: number
-  illnessId: number
-  takenAt: string
-  temperatureC: number
-  method: 'oral' | 'rectal' | 'axillary' | 'ear' | 'forehead' | null
-  notes: string | null
-  createdAt: string
-  updatedAt: string
-}
-
 /** An attachment's fields that a bundle reads, its timestamp as `Time`, as a child's. */
 export interface AttachmentOf<Time> {
   id: number
