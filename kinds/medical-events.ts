@@ -1,5 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, medicalEventMapping, ofTypes } from '../lib/fhir'
+import {
+  annotations, ifPresent, IPS_PARTS, ofTypes, resourceId,
+  type FhirMapping, type Immunization, type Links, type MedicationStatement, type Procedure
+} from '../lib/fhir'
 import { DATE_PATTERN, FreeText, Id, IsoDate, Name, Nullable } from '../lib/schemas'
 import { scheduleById } from '../io/schedules'
 import { storedFields } from './columns'
@@ -8,7 +11,9 @@ import type { ChildFacts, Issue } from './rules'
 import { kindNames, type RecordKind } from './kind'
 import { VisitLink } from './visit-link'
 
-export const MedicalEventType = Type.String({ enum: ['vaccine', 'procedure', 'medication'] })
+const TYPES = ['vaccine', 'procedure', 'medication'] as const
+
+export const MedicalEventType = Type.String({ enum: [...TYPES] })
 
 const ONLY_VACCINE = 'Only for a vaccine: set on another type, a 400.'
 
@@ -79,6 +84,60 @@ export const MedicalEvent = recordSchema('MedicalEvent', {
 })
 export type MedicalEvent = Static<typeof MedicalEvent>
 
+/** A vaccine as an Immunization, a procedure as a Procedure, a medication as a MedicationStatement. */
+export function medicalEventResource (event: MedicalEvent, links: Links): Immunization | Procedure | MedicationStatement {
+  const id = resourceId('medical-event', event.id)
+  const meta = { lastUpdated: event.updatedAt }
+  const encounter = links.encounterOf(event.visitId)
+  const concept = { text: event.name }
+  const note = annotations(event.description)
+  switch (event.type as typeof TYPES[number]) {
+    case 'vaccine':
+      return {
+        resourceType: 'Immunization',
+        id,
+        meta,
+        status: 'completed',
+        vaccineCode: concept,
+        patient: links.subject,
+        ...ifPresent('encounter', encounter),
+        occurrenceDateTime: event.date,
+        ...ifPresent('lotNumber', event.lotNumber),
+        ...ifPresent('site', event.site === null ? null : { text: event.site }),
+        ...note,
+        ...ifPresent('protocolApplied', event.doseNumber === null ? null : [{ doseNumberPositiveInt: event.doseNumber }])
+      }
+    case 'procedure':
+      return {
+        resourceType: 'Procedure',
+        id,
+        meta,
+        status: 'completed',
+        code: concept,
+        subject: links.subject,
+        ...ifPresent('encounter', encounter),
+        performedDateTime: event.date,
+        ...note
+      }
+    case 'medication':
+      return {
+        resourceType: 'MedicationStatement',
+        id,
+        meta,
+        status: 'completed',
+        medicationCodeableConcept: concept,
+        subject: links.subject,
+        ...ifPresent('context', encounter),
+        effectiveDateTime: event.date,
+        ...note
+      }
+  }
+}
+
+export const medicalEventMapping: FhirMapping<MedicalEvent> = {
+  resources: (events, bundle) => events.map(event => medicalEventResource(event, bundle.links))
+}
+
 export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medical_events'> = {
   ...kindNames('medicalEvent', 'medicalEvents', 'medical_events', 6),
   fhir: medicalEventMapping,
@@ -94,7 +153,7 @@ export const medicalEventKind: RecordKind<'medicalEvent', 'medicalEvents', 'medi
       { ...IPS_PARTS.procedures, holds: ofTypes('Procedure') }
     ]
   },
-  filters: { type: { values: ['vaccine', 'procedure', 'medication'], column: 'type' } },
+  filters: { type: { values: TYPES, column: 'type' } },
   ...storedFields(MedicalEvent, MedicalEventFields),
   // nextDueDate is not among them: it may lie in the future.
   dates: ['date'],

@@ -32,3 +32,19 @@ export interface Illness {
   createdAt: string
   updatedAt: string
 }
+
+export interface MedicalEvent {
+  id: number
+  childId: number
+  date: string
+  type: 'vaccine' | 'procedure' | 'medication'
+  name: string
+  description: string | null
+  visitId: number | null
+  doseNumber: number | null
+  lotNumber: string | null
+  site: string | null
+  nextDueDate: string | null
+  createdAt: string
+  updatedAt: string
+}

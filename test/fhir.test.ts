@@ -11,13 +11,12 @@ import {
   type Condition,
   type DocumentReference,
   type Encounter,
-  type MedicalEvent,
   type Measurement,
   type MedicationStatement,
   type Observation,
   type Resource
 } from '../lib/fhir'
-import type { Illness, Visit } from './fhir-records'
+import type { Illness, MedicalEvent, Visit } from './fhir-records'
 
 
 function assertValid (t: Test, bundle: Bundle): void {

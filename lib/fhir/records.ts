@@ -51,22 +51,6 @@ export interface Measurement {
   updatedAt: string
 }
 
-export interface MedicalEvent {
-  id: number
-  childId: number
-  date: string
-  type: 'vaccine' | 'procedure' | 'medication'
-  name: string
-  description: string | null
-  visitId: number | null
-  doseNumber: number | null
-  lotNumber: string | null
-  site: string | null
-  nextDueDate: string | null
-  createdAt: string
-  updatedAt: string
-}
-
 /** An attachment's fields that a bundle reads, its timestamp as `Time`, as a child's. */
 export interface AttachmentOf<Time> {
   id: number
