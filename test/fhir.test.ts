@@ -2,7 +2,6 @@ import t, { type Test } from 'tap'
 import { childBundle, type ChildRecords } from '../domain/export/child-records'
 import { issuesOf } from './fhir-validate'
 import {
-  bodyMassIndex,
   resourceId,
   uuidV5,
   type Attachment,
@@ -11,12 +10,12 @@ import {
   type Condition,
   type DocumentReference,
   type Encounter,
-  type Measurement,
   type MedicationStatement,
   type Observation,
   type Resource
 } from '../lib/fhir'
-import type { Illness, MedicalEvent, Visit } from './fhir-records'
+import { bodyMassIndex } from '../kinds/measurements'
+import type { Illness, MedicalEvent, Measurement, Visit } from './fhir-records'
 
 
 function assertValid (t: Test, bundle: Bundle): void {

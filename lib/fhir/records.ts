@@ -22,35 +22,6 @@ export interface ChildOf<Time> {
 
 export type FhirChild = ChildOf<string>
 
-/** A growth score as the growth route answers it. */
-export interface GrowthScore {
-  z: number
-  percentile: number
-  reference: string
-}
-
-/** The scores of a measurement that FHIR has percentile codes for. */
-export interface GrowthScores {
-  weightForHeight: GrowthScore | null
-  bmiForAge: GrowthScore | null
-  headCircumferenceForAge: GrowthScore | null
-}
-
-export interface Measurement {
-  /** The growth scores of the measurement, when the bundle has them. */
-  growth?: GrowthScores | null
-  id: number
-  childId: number
-  measuredAt: string
-  heightCm: number | null
-  weightKg: number | null
-  headCircumferenceCm: number | null
-  visitId: number | null
-  notes: string | null
-  createdAt: string
-  updatedAt: string
-}
-
 /** An attachment's fields that a bundle reads, its timestamp as `Time`, as a child's. */
 export interface AttachmentOf<Time> {
   id: number
