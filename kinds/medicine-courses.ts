@@ -1,9 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DOSE_UNITS, IPS_PARTS, medicineCourseMapping } from '../lib/fhir'
+import { ifPresent, IPS_PARTS, resourceId, UCUM, type FhirMapping, type Links, type MedicationStatement, type Quantity } from '../lib/fhir'
 import { DATE_PATTERN, IsoDate, Name, Nullable } from '../lib/schemas'
 import { storedFields } from './columns'
 import { recordSchema } from './record-schema'
 import { kindNames, summaryIn, type RecordKind } from './kind'
+
+/** The units a course's dose is measured in. */
+export const DOSE_UNITS = ['mg', 'mcg', 'g', 'ml', 'drop', 'tablet', 'capsule', 'puff', 'sachet', 'suppository', 'IU'] as const
+export type DoseUnit = typeof DOSE_UNITS[number]
 
 /** An amount of a medicine in its course's unit: more than 0, at most 100,000, at most 3 decimals. */
 export const DoseAmount = Type.Number({ exclusiveMinimum: 0, maximum: 100000, 'x-max-decimals': 3 })
@@ -41,6 +45,61 @@ export const MedicineCourse = recordSchema('MedicineCourse', {
   }))
 }, `A course of a medicine given to a child: its dose, the least time between doses and the most doses in 24 hours, from startDate to endDate. Its doses are recorded under it. ${RULE}`)
 export type MedicineCourse = Static<typeof MedicineCourse>
+
+/** Each unit's UCUM code: a mass or a volume, drops and international units, the others counted (`{tablet}`). */
+const UCUM_CODES: Record<DoseUnit, string> = {
+  mg: 'mg', mcg: 'ug', g: 'g', ml: 'mL', drop: '[drp]', IU: '[iU]',
+  tablet: '{tablet}', capsule: '{capsule}', puff: '{puff}', sachet: '{sachet}', suppository: '{suppository}'
+}
+
+export function doseQuantity (value: number, unit: DoseUnit): Quantity {
+  return { value, unit, system: UCUM, code: UCUM_CODES[unit] }
+}
+
+/** What a dose's administration says of its course. */
+export interface KeptCourse { name: string, doseAmount: number, doseUnit: DoseUnit }
+
+function hours (value: number): string {
+  return `${value} h`
+}
+
+/**
+ * A course as a MedicationStatement: the medicine by its name, the course's
+ * dates as its period, the dose with its unit (UCUM), its minimum interval
+ * in words, and its daily limit as the most medicine in 24 hours. Its status
+ * is `active` while the course has no end date, `completed` once it has one,
+ * whatever the day of the export (the period says when it ends).
+ */
+export function courseStatement (course: MedicineCourse, links: Links): MedicationStatement {
+  const unit = course.doseUnit as DoseUnit
+  const dose = doseQuantity(course.doseAmount, unit)
+  const limit = course.maxDosesPer24h
+  const text = [`${course.doseAmount} ${course.doseUnit}`, `at least ${hours(course.minIntervalHours)} apart`, ...(limit === null ? [] : [`at most ${limit} in 24 h`])].join(', ')
+  return {
+    resourceType: 'MedicationStatement',
+    id: resourceId('medicine-course', course.id),
+    meta: { lastUpdated: course.updatedAt },
+    status: course.endDate === null ? 'active' : 'completed',
+    medicationCodeableConcept: { text: course.name },
+    subject: links.subject,
+    effectivePeriod: { start: course.startDate, ...ifPresent('end', course.endDate) },
+    dosage: [{
+      text,
+      doseAndRate: [{ doseQuantity: dose }],
+      ...ifPresent('maxDosePerPeriod', limit === null
+        ? null
+        : { numerator: doseQuantity(Number((limit * course.doseAmount).toFixed(3)), unit), denominator: { value: 24, unit: 'h', system: UCUM, code: 'h' } })
+    }]
+  }
+}
+
+/** After the medical events: each course a MedicationStatement, kept for its doses. */
+export const medicineCourseMapping: FhirMapping<MedicineCourse> = {
+  resources: (courses, bundle) => courses.map(course => {
+    bundle.keep('medicine-course', course.id, { name: course.name, doseAmount: course.doseAmount, doseUnit: course.doseUnit })
+    return courseStatement(course, bundle.links)
+  })
+}
 
 /** The moments the staged doses of the staged course `r` were given, newest first, as many as its rule reads. */
 const STAGED_DOSES = `array(

@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IPS_PARTS, medicineDoseMapping } from '../lib/fhir'
+import { fullUrl, ifPresent, IPS_PARTS, resourceId, type FhirMapping, type Links, type MedicationAdministration } from '../lib/fhir'
 import { Id, Nullable, Timestamp } from '../lib/schemas'
 import { storedFields } from './columns'
 import { recordSchema } from './record-schema'
 import { kindNames, summaryIn, type RecordKind } from './kind'
-import { DoseAmount, medicineCourseKind } from './medicine-courses'
+import { DoseAmount, doseQuantity, medicineCourseKind, type KeptCourse } from './medicine-courses'
 
 /** An RFC 3339 timestamp with its offset: a date alone, or a time without a zone, is refused. */
 const GivenAt = Type.String({
@@ -28,6 +28,33 @@ export const MedicineDose = recordSchema('MedicineDose', {
   early: Type.Boolean({ description: `${EARLY} ${KEPT}` })
 }, `A dose of a medicine course. It belongs to its course for good (its courseId and childId never change) and goes when the course is deleted. ${EARLY}`)
 export type MedicineDose = Static<typeof MedicineDose>
+
+/**
+ * A dose as a MedicationAdministration of its course's medicine at the
+ * moment it was given, its amount (the course's dose when it has none of its
+ * own), supported by its course's MedicationStatement; an early dose says so
+ * in a note.
+ */
+export function doseAdministration (dose: MedicineDose, course: KeptCourse | undefined, links: Links): MedicationAdministration {
+  const amount = dose.amount ?? course?.doseAmount
+  return {
+    resourceType: 'MedicationAdministration',
+    id: resourceId('medicine-dose', dose.id),
+    meta: { lastUpdated: dose.updatedAt },
+    status: 'completed',
+    medicationCodeableConcept: { text: course?.name ?? 'Medicine' },
+    subject: links.subject,
+    ...ifPresent('supportingInformation', course === undefined ? null : [{ reference: fullUrl(resourceId('medicine-course', dose.courseId)), type: 'MedicationStatement' }]),
+    effectiveDateTime: dose.givenAt,
+    ...ifPresent('note', dose.early ? [{ text: 'Given early: before the course\'s minimum interval or daily limit allowed it' }] : null),
+    ...ifPresent('dosage', course === undefined || amount === undefined ? null : { dose: doseQuantity(amount, course.doseUnit) })
+  }
+}
+
+/** After the courses they belong to. */
+export const medicineDoseMapping: FhirMapping<MedicineDose> = {
+  resources: (doses, bundle) => doses.map(dose => doseAdministration(dose, bundle.kept<KeptCourse>('medicine-course', dose.courseId), bundle.links))
+}
 
 const SCOPE = 'Within the family scope of the course\'s child: any member reads, an owner or member writes; a course of another family is a 403, one that does not exist a 404.'
 

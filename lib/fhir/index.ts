@@ -1,5 +1,4 @@
 export { bundleOf, streamedBundle, type AttachmentTargets, type BundleContext, type BundleOptions, type FhirMapping } from './bundle'
-export { DOSE_UNITS, medicineCourseMapping, medicineDoseMapping, type DoseUnit, type MedicineCourse, type MedicineDose } from './medicines'
 export { EXPORT_NAMESPACE, fullUrl, referenceTo, resourceId, uuidV5 } from './ids'
 export { daysBetween } from './dates'
 export { annotations, ifPresent } from './fields'
