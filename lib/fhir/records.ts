@@ -1,6 +1,7 @@
 /**
- * A child's records as the API answers them: dates `YYYY-MM-DD`, timestamps
- * RFC 3339 in UTC, decimals as numbers, empty fields null.
+ * The child and its attachments as a bundle reads them, in the shapes the
+ * API answers: dates `YYYY-MM-DD`, timestamps RFC 3339 in UTC, empty fields
+ * null. The records of each kind have their own types, in their kind modules.
  */
 
 /**
