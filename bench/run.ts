@@ -6,6 +6,7 @@ import { runBenchmark } from './lib/cleanup'
 import { startDatabase } from './lib/database'
 import { startFloors } from './lib/floors'
 import { fire, measure, type Figures, type Load } from './lib/load'
+import { idleRss, peakDuring, type ServiceMemory } from './lib/memory'
 import { largeTargets, machine, ratios, RESULTS_FILE, table, targetLines, targets, writeResults, type GrowthCost, type Row, type StallReport } from './lib/report'
 import {
   adminStats, createMeasurement, growth, growthMisses, growthPerPoint, listMeasurements, listMisses, listNotModified, listVisits, logIn, measurementsPath,
@@ -15,6 +16,7 @@ import { floodLines, floodTargets, passwordFlood, type FloodReport } from './lib
 import { growLarge, LARGE, seed, type Counts } from './lib/seed'
 import { startService } from './lib/service'
 import { settings } from './lib/settings'
+import { startAndIdle, startTable, startTargets } from './lib/start'
 import { addLargeFiles, stallingFamilies, startStalls, type StallingFamily } from './lib/stalls'
 import { createInFamilies, csvImportTime, familiesOf, writeTargets, type CsvImportTime } from './lib/writes'
 import { shareLines, shareTargets, shareTimes, type ShareTimes } from './lib/shares'
@@ -97,6 +99,7 @@ async function main (): Promise<void> {
   console.log('Starting PostgreSQL, the built service and the floors, and seeding the data ...')
   const db = await startDatabase()
   const service = await startService(db.url, db.dir)
+  const start = await startAndIdle(db.url, db.dir)
   const pairs = await registerParents(service.url)
   const admin = pairs.find(pair => pair.user.role === 'admin') as (typeof pairs)[number]
   const { children, counts } = await seed(db.url)
@@ -123,9 +126,11 @@ async function main (): Promise<void> {
   let shares: ShareTimes | null = null
   let batch: BatchTime | null = null
 
+  const [seededMb] = await idleRss([service.pid])
   console.log('Running:')
+  // The service's highest resident memory is read under the first load, the measurements list.
+  const memory: ServiceMemory = { seededMb, peak: await peakDuring(service.pid, () => record('measurements', 'measurements list (100 rows), warm', listMeasurements(world))) }
   const steps: Array<() => Promise<void>> = [
-    () => record('measurements', 'measurements list (100 rows), warm', listMeasurements(world)),
     () => record('notModified', 'the same list with If-None-Match: 304', listNotModified(world), [304]),
     () => record('listMisses', 'the same list, each request a cache miss', listMisses(world)),
     () => underLoginLoad(world),
@@ -206,8 +211,9 @@ async function main (): Promise<void> {
   }
   const byKey = new Map(rows.map(row => [row.key, row.figures]))
   const r = ratios(byKey)
-  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost), ...writeTargets(byKey, csv), ...shareTargets(shares), ...batchTargets(batch), ...floodTargets(flood)]
+  const t = [...targets(r, rows, cache), ...largeTargets(byKey, growthCost), ...writeTargets(byKey, csv), ...shareTargets(shares), ...batchTargets(batch), ...floodTargets(flood), ...startTargets(start, memory)]
   console.log(`\n${table(rows)}\n`)
+  console.log(`${startTable(start, memory)}\n`)
   console.log('Ratios (req/s unless said):')
   console.log(`  measurements list / database read floor  ${r.listToReadFloor}`)
   console.log(`  measurements list / in-memory floor      ${r.listToMemoryFloor}`)
@@ -226,9 +232,9 @@ async function main (): Promise<void> {
       `${slowloris.connections} slowloris connections at a time, ${slowloris.opened} opened, ${slowloris.cutByService} cut by the service (${slowloris.answered408} with 408)`)
   }
   console.log(`\n${floodLines(flood)}`)
-  console.log(`\nTargets (reads at the machine's ceiling, the earlier benchmark, fair use, a hundred times the data, the password flood):\n${targetLines(t)}`)
+  console.log(`\nTargets (reads at the machine's ceiling, the earlier benchmark, fair use, a hundred times the data, the password flood, the start and the memory):\n${targetLines(t)}`)
   for (const note of notes) console.log(`Note: ${note}`)
-  writeResults(RESULTS_FILE, { counts: large === null ? counts : { ...counts, ...Object.fromEntries(Object.entries(large).map(([key, value]) => [`large.${key}`, value])) }, rows, ratios: r, targets: t, stalls: stallReport, cache, passwordFlood: flood, shares, batch, notes })
+  writeResults(RESULTS_FILE, { counts: large === null ? counts : { ...counts, ...Object.fromEntries(Object.entries(large).map(([key, value]) => [`large.${key}`, value])) }, rows, ratios: r, targets: t, stalls: stallReport, cache, passwordFlood: flood, shares, batch, start, memory, notes })
   console.log(`\nWritten to ${path.relative(process.cwd(), RESULTS_FILE)} in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 

@@ -44,8 +44,8 @@ function failure (running: Running, problem: string): Error {
   return new Error(`${running.name} ${problem}\n--- its last output ---\n${running.tail()}`)
 }
 
-/** Waits until `url` answers 2xx; fails when the process exits first or the time is up. */
-export async function waitForHttp (running: Running, url: string, timeoutMs = 60_000): Promise<void> {
+/** Waits until `url` answers 2xx, asking every `intervalMs`; fails when the process exits first or the time is up. */
+export async function waitForHttp (running: Running, url: string, timeoutMs = 60_000, intervalMs = 200): Promise<void> {
   const deadline = Date.now() + timeoutMs
   let gone = false
   void running.exited.then(() => { gone = true })
@@ -56,7 +56,7 @@ export async function waitForHttp (running: Running, url: string, timeoutMs = 60
       await res.arrayBuffer()
       if (res.ok) return
     } catch {}
-    await new Promise(resolve => setTimeout(resolve, 200))
+    await new Promise(resolve => setTimeout(resolve, intervalMs))
   }
   throw failure(running, `did not answer ${url} within ${timeoutMs / 1000} s`)
 }

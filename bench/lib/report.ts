@@ -2,9 +2,11 @@ import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { Figures } from './load'
+import type { ServiceMemory } from './memory'
 import type { FloodReport } from './password-flood'
 import type { Counts } from './seed'
 import { settings } from './settings'
+import type { StartReport } from './start'
 import type { StallCounts } from './stalls'
 
 export interface Row {
@@ -165,7 +167,7 @@ export function targets (r: Ratios, rows: Row[], cache: CacheReport | null = nul
   ]
 }
 
-function pad (text: string, width: number, right = false): string {
+export function pad (text: string, width: number, right = false): string {
   return right ? text.padStart(width) : text.padEnd(width)
 }
 
@@ -185,7 +187,7 @@ export function machine (): Record<string, unknown> {
   return { cpus: os.availableParallelism(), cpuModel: os.cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` }
 }
 
-export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, cache: CacheReport | null, passwordFlood: FloodReport, shares: unknown, batch: object | null, notes: string[] }): void {
+export function writeResults (file: string, content: { counts: Counts, rows: Row[], ratios: Ratios, targets: Target[], stalls: StallReport | null, cache: CacheReport | null, passwordFlood: FloodReport, shares: unknown, batch: object | null, start: StartReport, memory: ServiceMemory, notes: string[] }): void {
   const results = {
     finishedAt: new Date().toISOString(),
     machine: machine(),
@@ -208,6 +210,8 @@ export function writeResults (file: string, content: { counts: Counts, rows: Row
     passwordFlood: content.passwordFlood,
     shares: content.shares,
     batch: content.batch,
+    start: content.start,
+    memory: content.memory,
     notes: content.notes
   }
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')

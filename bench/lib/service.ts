@@ -13,6 +13,10 @@ export interface Service {
   growthTables: boolean
   /** The service's UPLOAD_DIR, where attachment files are stored. */
   uploadDir: string
+  /** The process's id, for its memory in /proc. */
+  pid: number
+  /** Milliseconds from the spawn to the first 200 of `/api/health`, to within `pollMs`. */
+  startMs: number
   /** Stops it before the run ends. */
   stop: () => Promise<void>
 }
@@ -31,9 +35,10 @@ export function baseEnv (): Record<string, string> {
  * The built service (`dist/server.js`) in production mode against the run's
  * database. BENCH_FROM_SOURCE=1 runs server.ts through tsx instead, for when
  * the build is broken. A second service of the run takes a `name` of its own
- * (its folder) and settings of its own in `env`.
+ * (its folder) and settings of its own in `env`; `pollMs` is how often its
+ * health is asked while it starts.
  */
-export async function startService (databaseUrl: string, dir: string, options: { name?: string, env?: Record<string, string> } = {}): Promise<Service> {
+export async function startService (databaseUrl: string, dir: string, options: { name?: string, env?: Record<string, string>, pollMs?: number } = {}): Promise<Service> {
   const name = options.name ?? 'service'
   const port = await freePort()
   const growthTables = existsSync(SHARED_GROWTH)
@@ -63,8 +68,10 @@ export async function startService (databaseUrl: string, dir: string, options: {
     ...options.env
   }
   const args = process.env.BENCH_FROM_SOURCE === '1' ? ['--import', 'tsx', 'server.ts'] : ['dist/server.js']
+  const spawnedAt = performance.now()
   const service = startProcess(name === 'service' ? 'the service' : `the ${name}`, args, env, ROOT)
   const url = `http://127.0.0.1:${port}`
-  await waitForHttp(service, `${url}/api/health`)
-  return { url, growthTables, uploadDir, stop: () => stopProcess(service) }
+  await waitForHttp(service, `${url}/api/health`, 60_000, options.pollMs)
+  const startMs = Math.round(performance.now() - spawnedAt)
+  return { url, growthTables, uploadDir, pid: service.child.pid as number, startMs, stop: () => stopProcess(service) }
 }
