@@ -98,7 +98,7 @@ export function startTable (report: StartReport, memory: ServiceMemory | null): 
         ])
   ]
   const widths = rows[0].map((_, column) => Math.max(...rows.map(row => row[column].length)))
-  const lines = rows.map(row => row.map((cell, column) => pad(cell, widths[column], column > 0)).join('  '))
+  const lines = rows.map(row => row.map((cell, column) => pad(cell, widths[column], column > 0)).join('  ').trimEnd())
   return [lines[0], '-'.repeat(lines[0].length), ...lines.slice(1)].join('\n')
 }
 
