@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import webpush from 'web-push'
+import type WebPush from 'web-push'
 import { ConfigError } from '../lib/config-error'
 import { base64urlBytes, keysMatch, pointProblem, scalarProblem } from '../lib/push/keys'
 
@@ -118,7 +118,8 @@ function developmentKeys (dataDir: string): { publicKey: string, privateKey: str
   const file = path.join(dataDir, VAPID_FILE)
   const kept = keptKeys(file)
   if (kept !== undefined) return kept
-  const made = webpush.generateVAPIDKeys()
+  // web-push is loaded only to make keys: configured or kept ones need none of it.
+  const made = (require('web-push') as typeof WebPush).generateVAPIDKeys()
   mkdirSync(dataDir, { recursive: true })
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`
   writeFileSync(temporary, JSON.stringify(made, null, 2) + '\n', { mode: 0o600 })

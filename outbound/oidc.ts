@@ -1,6 +1,6 @@
 import { rootCertificates } from 'node:tls'
-import * as client from 'openid-client'
-import { Agent, fetch as agentFetch } from 'undici'
+import type * as Client from 'openid-client'
+import type * as Undici from 'undici'
 import type { OidcConfig } from '../io/oidc-config'
 
 /** Why a sign-in with the provider failed, as the callback tells the front end. */
@@ -38,8 +38,17 @@ export interface FlowChecks {
 /** How long one request to the provider may take, in seconds. */
 const TIMEOUT = 10
 
+/**
+ * openid-client, loaded when a provider is first used: a service without
+ * OIDC_ISSUER never loads it.
+ */
+function openid (): typeof Client {
+  return require('openid-client') as typeof Client
+}
+
 function failure (error: unknown): OidcError {
   if (error instanceof OidcError) return error
+  const client = openid()
   if (error instanceof client.AuthorizationResponseError) return new OidcError('OIDC_DENIED', error)
   const code = (error as { code?: unknown }).code
   if (error instanceof client.ResponseBodyError || (typeof code === 'string' && code.startsWith('OAUTH_'))) return new OidcError('OIDC_TOKEN_INVALID', error)
@@ -59,14 +68,15 @@ function text (value: unknown): string | null {
 export class OidcProvider {
   /** The redirect URI registered with the provider. */
   readonly callbackUrl: string
-  private configuration: Promise<client.Configuration> | null = null
-  private readonly fetch: client.CustomFetch | undefined
-  private readonly dispatcher: Agent | null = null
+  private configuration: Promise<Client.Configuration> | null = null
+  private readonly fetch: Client.CustomFetch | undefined
+  private readonly dispatcher: Undici.Agent | null = null
 
   constructor (private readonly settings: OidcConfig, publicUrl: string) {
     this.callbackUrl = `${publicUrl}/api/auth/oidc/callback`
     if (settings.ca !== null) {
       // The system's certificates and the configured ones, for a provider under a home CA.
+      const { Agent, fetch: agentFetch } = require('undici') as typeof Undici
       const dispatcher = new Agent({ connect: { ca: [...rootCertificates, settings.ca] } })
       this.dispatcher = dispatcher
       this.fetch = (url, options) => agentFetch(url, { ...options, dispatcher } as never) as unknown as Promise<Response>
@@ -79,11 +89,12 @@ export class OidcProvider {
   }
 
   static newChecks (): FlowChecks {
+    const client = openid()
     return { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() }
   }
 
   /** The provider's configuration; any failure to read it is the provider's being unavailable. */
-  private async discovered (): Promise<client.Configuration> {
+  private async discovered (): Promise<Client.Configuration> {
     try {
       return await this.discovery()
     } catch (error) {
@@ -91,8 +102,9 @@ export class OidcProvider {
     }
   }
 
-  private discovery (): Promise<client.Configuration> {
+  private discovery (): Promise<Client.Configuration> {
     if (this.configuration === null) {
+      const client = openid()
       const found = client.discovery(new URL(this.settings.issuer), this.settings.clientId, undefined, client.ClientSecretBasic(this.settings.clientSecret), {
         timeout: TIMEOUT,
         execute: [client.enableNonRepudiationChecks],
@@ -108,6 +120,7 @@ export class OidcProvider {
   async authorizationUrl (checks: FlowChecks): Promise<string> {
     try {
       const configuration = await this.discovered()
+      const client = openid()
       return client.buildAuthorizationUrl(configuration, {
         redirect_uri: this.callbackUrl,
         scope: this.settings.scopes,
@@ -128,6 +141,7 @@ export class OidcProvider {
   async identify (search: string, checks: FlowChecks): Promise<ProviderIdentity> {
     try {
       const configuration = await this.discovered()
+      const client = openid()
       const tokens = await client.authorizationCodeGrant(configuration, new URL(this.callbackUrl + search), {
         pkceCodeVerifier: checks.codeVerifier,
         expectedState: checks.state,

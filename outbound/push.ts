@@ -1,4 +1,4 @@
-import webpush from 'web-push'
+import type WebPush from 'web-push'
 import type { PushSubscription } from '../lib/channels'
 import { postOnce, type PostAnswer } from './post'
 import { httpUrlProblem } from '../lib/outbound-url'
@@ -25,6 +25,14 @@ export const MAX_PAYLOAD_BYTES = 3993
 /** How long a push service keeps a message for a device that is offline, unless told otherwise: a day. */
 export const DEFAULT_TTL_SECONDS = 86_400
 export const MAX_ENDPOINT_LENGTH = 2048
+
+let library: typeof WebPush | null = null
+
+/** web-push, loaded with the first message sent: a service that sends none never loads it. */
+function webPush (): typeof WebPush {
+  library ??= require('web-push') as typeof WebPush
+  return library
+}
 
 /** The bytes of a subscription's key: base64url, padded or not, as browsers write them. */
 function keyBytes (value: unknown): Buffer | null {
@@ -84,7 +92,7 @@ export async function sendPush (subscription: PushSubscription, payload: string,
   if (problem !== null) throw new PushError(`The push subscription is not valid: ${problem}`)
   const size = Buffer.byteLength(payload)
   if (size > MAX_PAYLOAD_BYTES) throw new PushError(`The message is ${size} bytes; Web Push carries at most ${MAX_PAYLOAD_BYTES}`)
-  const request = webpush.generateRequestDetails(subscription, payload, {
+  const request = webPush().generateRequestDetails(subscription, payload, {
     vapidDetails: { subject: vapid.subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
     TTL: options.ttlSeconds ?? DEFAULT_TTL_SECONDS,
     contentEncoding: 'aes128gcm'

@@ -5,7 +5,7 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import createError from '@fastify/error'
 import type { FastifyRequest } from 'fastify'
-import Redis from 'ioredis'
+import type Redis from 'ioredis'
 import { errors, withRetryAfter } from '../lib/errors'
 import { memoryStore, redisOrMemoryStore } from './rate-limit-store'
 
@@ -73,9 +73,11 @@ const REDIS_WARNING_EVERY_MS = 60_000
 /**
  * The Redis of the rate limiter. While it cannot be reached, no command waits
  * in a queue and none waits more than half a second; it reconnects by itself.
+ * Its client library is loaded only here: without REDIS_URL it never is.
  */
 function rateLimitRedis (url: string, unreachable: (error: Error) => void): Redis {
-  const redis = new Redis(url, {
+  const RedisClient = require('ioredis') as typeof Redis
+  const redis = new RedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,

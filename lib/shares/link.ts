@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { CompactEncrypt } from 'jose'
-import QRCode from 'qrcode'
+import type * as Jose from 'jose'
+import type QRCode from 'qrcode'
 
 /**
  * SMART Health Links (HL7 FHIR IG smart-health-cards-and-links): the link's
  * secrets, its payload, its files' encryption and its QR code. The
- * cryptography is jose's, the QR code qrcode's.
+ * cryptography is jose's, the QR code qrcode's; both are loaded with the
+ * first link made or read, not with the service.
  */
 
 /** The content type of a FHIR file of a manifest, in its JWE's `cty` too. */
@@ -40,6 +41,7 @@ export function newKey (): Uint8Array {
  * and its content type in `cty`. jose draws a fresh IV for each.
  */
 export async function encryptFile (plaintext: Uint8Array, key: Uint8Array, contentType: string): Promise<string> {
+  const { CompactEncrypt } = require('jose') as typeof Jose
   return await new CompactEncrypt(plaintext)
     .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', cty: contentType })
     .encrypt(key)
@@ -79,7 +81,7 @@ export function viewerLink (link: string, publicUrl: string | null): string {
 
 /** A PNG QR code of the text as a data URL, at error correction level M as the specification recommends. */
 export async function qrDataUrl (text: string): Promise<string> {
-  return await QRCode.toDataURL(text, { type: 'image/png', errorCorrectionLevel: 'M', margin: 4, scale: 4 })
+  return await (require('qrcode') as typeof QRCode).toDataURL(text, { type: 'image/png', errorCorrectionLevel: 'M', margin: 4, scale: 4 })
 }
 
 /**

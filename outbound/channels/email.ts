@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer'
+import type Nodemailer from 'nodemailer'
 import { SendError, type Channel } from '../../lib/channels'
 import type { ChannelSender } from './sender'
 
@@ -7,12 +7,14 @@ type Email = Extract<Channel, { type: 'email' }>
 /**
  * E-mail through the SMTP server of SMTP_URL, from MAIL_FROM: the title as
  * the subject, the text as a plain-text body. Every step of the SMTP
- * conversation is bounded by the send timeout.
+ * conversation is bounded by the send timeout. nodemailer is loaded with
+ * the first e-mail sent.
  */
 export const email: ChannelSender<Email> = {
   async send (channel, message, { config, timeoutMs }) {
     const smtp = config.reminders.smtp
     if (smtp === null) throw new SendError('e-mail is not set up on this service (SMTP_URL and MAIL_FROM)', true)
+    const { createTransport } = require('nodemailer') as typeof Nodemailer
     const transport = createTransport({
       url: smtp.url,
       connectionTimeout: timeoutMs,
