@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto'
+import { createECDH, randomBytes } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type WebPush from 'web-push'
 import { ConfigError } from '../lib/config-error'
-import { base64urlBytes, keysMatch, pointProblem, scalarProblem } from '../lib/push/keys'
+import { base64urlBytes, CURVE, keysMatch, pointProblem, scalarProblem } from '../lib/push/keys'
 
 type Env = Record<string, string | undefined>
 
@@ -110,6 +109,20 @@ function keptKeys (file: string): { publicKey: string, privateKey: string } | un
 }
 
 /**
+ * A new P-256 key pair as web-push's generateVAPIDKeys makes it, without
+ * loading web-push: the uncompressed point, and the scalar padded to 32 bytes.
+ */
+function newKeyPair (): { publicKey: string, privateKey: string } {
+  const ecdh = createECDH(CURVE)
+  ecdh.generateKeys()
+  const scalar = ecdh.getPrivateKey()
+  return {
+    publicKey: ecdh.getPublicKey().toString('base64url'),
+    privateKey: Buffer.concat([Buffer.alloc(32 - scalar.length), scalar]).toString('base64url')
+  }
+}
+
+/**
  * Keys made once and kept under DATA_DIR (mode 0600), so that restarts keep
  * browsers' subscriptions valid. Written under another name and linked into
  * place, so that two processes starting at once agree on one pair.
@@ -118,8 +131,7 @@ function developmentKeys (dataDir: string): { publicKey: string, privateKey: str
   const file = path.join(dataDir, VAPID_FILE)
   const kept = keptKeys(file)
   if (kept !== undefined) return kept
-  // web-push is loaded only to make keys: configured or kept ones need none of it.
-  const made = (require('web-push') as typeof WebPush).generateVAPIDKeys()
+  const made = newKeyPair()
   mkdirSync(dataDir, { recursive: true })
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`
   writeFileSync(temporary, JSON.stringify(made, null, 2) + '\n', { mode: 0o600 })
