@@ -6,7 +6,7 @@ import type QRCode from 'qrcode'
  * SMART Health Links (HL7 FHIR IG smart-health-cards-and-links): the link's
  * secrets, its payload, its files' encryption and its QR code. The
  * cryptography is jose's, the QR code qrcode's; both are loaded with the
- * first link made or read, not with the service.
+ * first link made, not with the service.
  */
 
 /** The content type of a FHIR file of a manifest, in its JWE's `cty` too. */
