@@ -8,6 +8,9 @@ import type { Counts } from './seed'
 import { settings } from './settings'
 import type { StartReport } from './start'
 import type { StallCounts } from './stalls'
+import { pad, type Target } from './target'
+
+export type { Target } from './target'
 
 export interface Row {
   key: string
@@ -24,12 +27,6 @@ export interface CacheReport {
   entries: number
   hits: number
   misses: number
-}
-
-export interface Target {
-  target: string
-  figure: string
-  met: boolean | null
 }
 
 export interface Ratios {
@@ -167,9 +164,6 @@ export function targets (r: Ratios, rows: Row[], cache: CacheReport | null = nul
   ]
 }
 
-export function pad (text: string, width: number, right = false): string {
-  return right ? text.padStart(width) : text.padEnd(width)
-}
 
 export function table (rows: Row[]): string {
   const width = Math.max(...rows.map(row => row.scenario.length), 8)

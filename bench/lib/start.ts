@@ -2,7 +2,7 @@ import path from 'node:path'
 import { freePort } from '../../db/embedded'
 import { IDLE_MS, idleRss, type ServiceMemory } from './memory'
 import { startProcess, stopProcess, waitForHttp } from './processes'
-import { pad, type Target } from './report'
+import { pad, type Target } from './target'
 import { baseEnv, ROOT, startService } from './service'
 
 /** How many fresh processes of each kind are started, one after the other. */
