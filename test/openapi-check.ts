@@ -8,6 +8,8 @@ export interface RegisteredRoute {
   method: string
   path: string
   hidden: boolean
+  /** The route's schema as declared: its request parts and its answers. */
+  schema: Record<string, unknown> | undefined
 }
 
 export function openApiPath (url: string): string {
@@ -30,7 +32,8 @@ export class ResponseChecker {
     app.addHook('onRoute', (route: RouteOptions) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method]
       for (const method of methods) {
-        this.routes.push({ method, path: openApiPath(route.url), hidden: (route.schema as { hide?: boolean } | undefined)?.hide === true })
+        const schema = route.schema as Record<string, unknown> | undefined
+        this.routes.push({ method, path: openApiPath(route.url), hidden: schema?.hide === true, schema })
       }
     })
     app.addHook('onSend', async (request, reply, payload) => {
