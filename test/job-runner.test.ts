@@ -17,11 +17,15 @@ function watcher (t: Test, url: string): Sql {
   return sql
 }
 
-/** The connections to the database other than the watcher's, with what they ran last. */
+/**
+ * The clients' connections to the database other than the watcher's, with
+ * what they ran last. PostgreSQL's own workers (an autovacuum of the
+ * database, say) are not the queue's.
+ */
 async function others (sql: Sql): Promise<string[]> {
   const rows = await sql<Array<{ query: string }>>`
     select left(query, 60) as query from pg_stat_activity
-    where datname = current_database() and pid <> pg_backend_pid()`
+    where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`
   return rows.map(row => row.query)
 }
 
