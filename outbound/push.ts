@@ -26,12 +26,9 @@ export const MAX_PAYLOAD_BYTES = 3993
 export const DEFAULT_TTL_SECONDS = 86_400
 export const MAX_ENDPOINT_LENGTH = 2048
 
-let library: typeof WebPush | null = null
-
 /** web-push, loaded with the first message sent: a service that sends none never loads it. */
 function webPush (): typeof WebPush {
-  library ??= require('web-push') as typeof WebPush
-  return library
+  return require('web-push') as typeof WebPush
 }
 
 /** The bytes of a subscription's key: base64url, padded or not, as browsers write them. */

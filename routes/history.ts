@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { changedFields } from '../kinds/changes'
 import type { ChangeKind } from '../kinds/changes'
-import { CLOCK_ETAG, conditionalRead } from '../lib/schemas'
+import { CLOCK_ETAG, conditionalRead, operations } from '../lib/schemas'
 import { historyOf } from '../sql/changes'
 import { HistoryQuery, IdParams } from './changes/schemas'
 import { pageOf } from './list'
@@ -24,16 +24,11 @@ export interface HistoryRoute {
 export function historyRoute (fastify: FastifyInstance, route: HistoryRoute): void {
   fastify.get(route.path, {
     preHandler: fastify.familyScope({ target: { history: route.kind, at: 'params.id' }, name: route.name, etag: 'family', cache: true }),
-    schema: {
-      operationId: route.operationId,
-      tags: [route.tag],
-      summary: `The changes of one ${route.name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}, newest first`,
+    schema: operations([route.tag])(route.operationId, `The changes of one ${route.name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}, newest first`, {
       description: 'Each entry lists the fields the change altered, with their values before and after; also after the item was deleted.',
-      security: [{ bearer: [] }],
-      params: IdParams,
-      querystring: HistoryQuery,
+      params: IdParams, querystring: HistoryQuery,
       ...conditionalRead('HistoryEntryList', CLOCK_ETAG, 400, 401, 403, 404)
-    }
+    })
   }, async request => {
     const { id } = request.params as { id: number }
     return await pageOf(request.query as PageRequest, async page => {

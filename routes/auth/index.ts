@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { LOCKS, lockForTransaction } from '../../db/locks'
 import { errors } from '../../lib/errors'
-import { errorResponses, noContent, operations } from '../../lib/schemas'
+import { errorResponses, noContent, operations, BEARER } from '../../lib/schemas'
 import { dummyHash, hashPassword, passwordKey, verifyPassword } from '../../io/passwords'
 import { openAccount } from '../../domain/accounts'
 import { findOpenInvite, useInvite } from '../../sql/invites'
@@ -122,7 +122,7 @@ const auth: FastifyPluginAsyncTypebox = async function (fastify) {
     config: { personalTokens: 'refused' },
     onRequest: fastify.authenticate,
     schema: operation('logout', 'End the session of the access token', {
-      security: [{ bearer: [] }],
+      security: BEARER,
       description: 'Also ends the session of the given refresh token when it is the same user\'s.',
       body: LogoutBody,
       response: noContent('Signed out', 400, 401, 403)
