@@ -72,13 +72,12 @@ export const backup: Command = {
       )
     } catch (error) {
       // A backup whose files a signal removed fails: the exit under way says why.
-      if (stopping) await new Promise(() => {})
-      throw error
+      if (!stopping) throw error
     } finally {
       stopHandling()
     }
-    // Stopped by a signal as it ended: the exit under way says so.
-    if (stopping) await new Promise(() => {})
+    // Stopped by a signal, as it failed or as it ended: the exit under way says so.
+    if (stopping || manifest === undefined) return await new Promise<never>(() => {})
     if (folder !== null && keep !== null) {
       for (const name of await pruneBackups(folder, keep)) log.info(`backup: removed the old backup ${name}`)
     }
