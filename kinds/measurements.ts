@@ -4,6 +4,7 @@ import {
   type FhirMapping, type Links, type Observation, type Reference, type VitalSign
 } from '../lib/fhir'
 import { FreeText, Id, IsoDate, Nullable } from '../lib/schemas'
+import type { GrowthScore as GrowthScoreSchema } from '../lib/growth/schemas'
 import { storedFields } from './columns'
 import { recordSchema } from './record-schema'
 import type { Issue } from './rules'
@@ -44,12 +45,8 @@ export const Measurement = recordSchema('Measurement', {
 })
 export type Measurement = Static<typeof Measurement>
 
-/** A growth score as the growth route answers it. */
-export interface GrowthScore {
-  z: number
-  percentile: number
-  reference: string
-}
+/** A growth score as the growth route answers it, what FHIR reads of it. */
+export type GrowthScore = Pick<Static<typeof GrowthScoreSchema>, 'z' | 'percentile' | 'reference'>
 
 /** The scores of a measurement that FHIR has percentile codes for. */
 export interface GrowthScores {
