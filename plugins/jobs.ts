@@ -45,10 +45,6 @@ const SCAN_JOB = { jobKey: 'reminders_scan', queueName: 'reminders-scan', maxAtt
 export default fp(async function jobs (fastify) {
   const { config, sql } = fastify
   const log: QueueLog = (level, message, meta) => fastify.log[level]({ queue: meta }, `job queue: ${message}`)
-  // graphile-worker creates its schema with no lock of its own: instances starting at once take turns.
-  await whileLocked(sql, LOCKS.jobQueue, async () => { await installQueue(fastify.databaseUrl, log) })
-  // Each webhook gets a run, for changes whose job a lost queue or a restore did not make.
-  await queueEveryWebhook(sql)
 
   function scanJob (runAt: PendingQuery<Row[]>, mode: 'replace' | 'preserve_run_at') {
     return sql`select ${addJob(sql, TASKS.scan, sql`'{}'::json`, { ...SCAN_JOB, runAt, jobKey: sql`${SCAN_JOB.jobKey}::text`, jobKeyMode: mode })}`
@@ -59,18 +55,10 @@ export default fp(async function jobs (fastify) {
       await scanJob(sql<Row[]>`now()`, 'replace')
     }
   })
-  if (!config.jobWorker) return
-
   const taskLog: JobLog = {
     info: (meta, message) => fastify.log.info(meta, message),
     warn: (meta, message) => fastify.log.warn(meta, message)
   }
-  let closing = false
-  const runner = await keepRunner(fastify.databaseUrl, sql, {
-    capacity: CAPACITY,
-    taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) }
-  }, fastify.log, log)
-
   // While the database is away the tick fails; it says so once, and again once it works.
   let failing = false
   async function tick (): Promise<void> {
@@ -83,13 +71,30 @@ export default fp(async function jobs (fastify) {
       failing = true
     }
   }
-  await tick()
-  const ticking = setInterval(() => { void tick() }, SCAN_TICK_MS)
-  ticking.unref()
+
+  let closing = false
+  let runner: { stop: () => Promise<void> } | null = null
+  let ticking: NodeJS.Timeout | undefined
+  // The database is touched once every plugin and route is registered, so
+  // that an app can be built, and its schemas compiled, without one.
+  fastify.addHook('onReady', async () => {
+    // graphile-worker creates its schema with no lock of its own: instances starting at once take turns.
+    await whileLocked(sql, LOCKS.jobQueue, async () => { await installQueue(fastify.databaseUrl, log) })
+    // Each webhook gets a run, for changes whose job a lost queue or a restore did not make.
+    await queueEveryWebhook(sql)
+    if (!config.jobWorker) return
+    runner = await keepRunner(fastify.databaseUrl, sql, {
+      capacity: CAPACITY,
+      taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) }
+    }, fastify.log, log)
+    await tick()
+    ticking = setInterval(() => { void tick() }, SCAN_TICK_MS)
+    ticking.unref()
+  })
 
   fastify.addHook('onClose', async () => {
     closing = true
     clearInterval(ticking)
-    await runner.stop()
+    await runner?.stop()
   })
 }, { name: 'jobs', dependencies: ['db', 'config'] })
