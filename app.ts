@@ -9,8 +9,10 @@ import errors, { JSON_BODY_LIMIT } from './plugins/errors'
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors'
 import { withoutStoredNames } from './lib/files/names'
 import validation from './plugins/validation'
-import { buildValidator } from './lib/validation'
-import { buildSerializer } from './lib/serialization'
+import { validatorFactory } from './lib/validation'
+import { serializerFactory } from './lib/serialization'
+import type { Precompiled } from './lib/compiled-schemas'
+import { loadPrecompiled } from './io/precompiled'
 import security from './plugins/security'
 import db, { type DbOptions } from './plugins/db'
 import handover from './plugins/handover'
@@ -64,6 +66,8 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream
   /** Runs before any plugin or route is registered: tests use it to watch routes and responses. */
   setup?: (app: App) => void
+  /** Validators and serializers made before the start (default: those the build wrote out, if any). */
+  precompiled?: Precompiled
 }
 
 const REQUEST_ID = /^[A-Za-z0-9-]{1,64}$/
@@ -137,6 +141,7 @@ function loggedRequest (request: FastifyRequest): Record<string, unknown> {
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>
 
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<App> {
+  const precompiled = 'precompiled' in options ? options.precompiled : loadPrecompiled()
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -162,7 +167,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       const given = request.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },
+    schemaController: { compilersFactory: { buildValidator: validatorFactory(precompiled) as never, buildSerializer: serializerFactory(precompiled) as never } },
     // Migrations and the job queue's installation may wait for another
     // instance starting at the same time: longer than Fastify's 10 s.
     pluginTimeout: 60_000

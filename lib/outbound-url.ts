@@ -23,15 +23,6 @@ export function httpUrlProblem (text: string): string | null {
   return null
 }
 
-/** A URL the service sends to, as an Ajv keyword: `x-http-url: true` beside the string's schema. */
-export function httpUrlKeyword (_enabled: boolean, data: string): boolean {
-  const problem = httpUrlProblem(data)
-  if (problem === null) return true
-  httpUrlKeyword.errors = [{ keyword: 'x-http-url', message: problem, params: {} }]
-  return false
-}
-httpUrlKeyword.errors = [] as object[]
-
 /** The outbound rule in a sentence, for the descriptions of the fields it applies to. */
 export const OUTBOUND_RULE = 'Its address, written so or resolved so, follows the outbound rule: multicast, broadcast and reserved addresses are refused; ' +
   'loopback, link-local, private networks (10/8, 172.16/12, 192.168/16, fc00::/7), the shared address space (100.64/10) and the service\'s own addresses ' +

@@ -1,25 +1,46 @@
 // The service's response serializers: fast-json-stringify, as Fastify's own,
 // given only the shared schemas a response refers to (it checks each one it
-// is given, for every response), and compiled once per process.
+// is given, for every response), and compiled once per process, or found
+// made at build time.
+import fastJsonStringify from 'fast-json-stringify'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
-import { referencedIds, reusingCompiled } from './compiled-schemas'
+import { referencedIds, reusingCompiled, type CompileRequest, type Precompiled } from './compiled-schemas'
 
 type Schema = Record<string, any>
 interface Route { schema: Schema, method: string, url: string, httpStatus: string }
+
+/** The shared schemas a response refers to, by id. */
+function referenced (schema: Schema, externalSchemas: Record<string, unknown>): { key: string, schemas: Record<string, unknown> } {
+  const ids = [...referencedIds(schema, externalSchemas)].sort()
+  return { key: ids.join(' '), schemas: Object.fromEntries(ids.map(id => [id, externalSchemas[id]])) }
+}
 
 function serializers (externalSchemas: Record<string, unknown>, options?: object): (route: Route) => (doc: unknown) => string {
   const factory = SerializerSelector()
   const byRefs = new Map<string, ReturnType<typeof factory>>()
   return route => {
-    const ids = [...referencedIds(route.schema, externalSchemas)].sort()
-    const key = ids.join(' ')
+    const { key, schemas } = referenced(route.schema, externalSchemas)
     let compile = byRefs.get(key)
     if (compile === undefined) {
-      compile = factory(Object.fromEntries(ids.map(id => [id, externalSchemas[id]])), options)
+      compile = factory(schemas, options)
       byRefs.set(key, compile)
     }
     return compile(route)
   }
 }
 
-export const buildSerializer = reusingCompiled<Route, (doc: unknown) => string>(serializers, route => route.httpStatus)
+export function serializerFactory (precompiled?: Precompiled) {
+  return reusingCompiled<Route, (doc: unknown) => string>(serializers, route => route.httpStatus, 'serializer', precompiled)
+}
+
+export const buildSerializer = serializerFactory()
+
+/** A serializer's code as a CommonJS module, as the build writes it out: what Fastify's serializer compiler would make. */
+export function serializerCode (request: CompileRequest): string {
+  const schema = request.route.schema
+  const { schemas } = referenced(schema, request.externalSchemas)
+  // Fastify's compiler leaves out a shared schema that is the response's own.
+  if (typeof schema.$id === 'string') delete schemas[schema.$id]
+  const options = (request.rest[0] ?? {}) as object
+  return fastJsonStringify(schema, { ...options, schema: schemas as Record<string, any>, mode: 'standalone' }) as unknown as string
+}

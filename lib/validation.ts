@@ -2,101 +2,19 @@
 // converting for query strings and path parameters.
 import Ajv, { type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { DataValidationCxt } from 'ajv/dist/types'
-import { DECIMAL_INTEGER, FIRST_YEAR, LAST_YEAR } from './schemas'
-import { reusingCompiled } from './compiled-schemas'
-import { httpUrlKeyword } from './outbound-url'
+import standaloneCode from 'ajv/dist/standalone'
+import { reusingCompiled, type CompileRequest, type Precompiled } from './compiled-schemas'
+import { KEYWORDS } from './validation-keywords'
+
+export { decimals } from './validation-keywords'
 
 type Schema = Record<string, any>
 
 /** Compiles a route's schema for one part of a request: Fastify's schema compiler, in its shape. */
 export type SchemaCompiler = (route: { schema: Schema, httpPart?: string }) => ValidateFunction
 
-/**
- * A length limit in UTF-8 bytes (bcrypt reads bytes, not characters). The
- * keywords of the project's own are OpenAPI extensions (x-...), so that the
- * document stays standard while the validator enforces them.
- */
-function byteLimit (keyword: string, ok: (bytes: number, limit: number) => boolean, word: string) {
-  const validate = (limit: number, data: string): boolean => {
-    if (ok(Buffer.byteLength(data, 'utf8'), limit)) return true
-    validate.errors = [{ keyword, message: `must NOT have ${word} than ${limit} bytes`, params: { limit } }]
-    return false
-  }
-  validate.errors = [] as object[]
-  return validate
-}
-
-/** Decimal places of a number as written, e.g. 3.456 has 3 and 1e-7 has 7. */
-export function decimals (value: number): number {
-  const [mantissa, exponent = '0'] = String(value).toLowerCase().split('e')
-  const fraction = mantissa.split('.')[1]?.length ?? 0
-  return Math.max(0, fraction - Number(exponent))
-}
-
-function maxDecimals (limit: number, data: number): boolean {
-  if (decimals(data) <= limit) return true
-  maxDecimals.errors = [{ keyword: 'x-max-decimals', message: `must have at most ${limit} decimal places`, params: { limit } }]
-  return false
-}
-maxDecimals.errors = [] as object[]
-
-/** PostgreSQL's text cannot hold U+0000. */
-function noNul (_enabled: boolean, data: string): boolean {
-  if (!data.includes('\u0000')) return true
-  noNul.errors = [{ keyword: 'x-no-nul', message: 'must not contain a NUL character (U+0000)', params: {} }]
-  return false
-}
-noNul.errors = [] as object[]
-
-const DATE = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/
-
-/**
- * A date or time within the years the database holds and gives back as sent.
- * A value that is not a date or time at all is left to its format.
- */
-function yearRange (format: string, data: string): boolean {
-  let year: number | undefined
-  if (format === 'date') {
-    const parts = DATE.exec(data)
-    if (parts !== null) year = Number(parts[1])
-  } else {
-    const time = Date.parse(data)
-    if (!Number.isNaN(time)) year = new Date(time).getUTCFullYear()
-  }
-  if (year === undefined || (year >= FIRST_YEAR && year <= LAST_YEAR)) return true
-  const message = format === 'date' ? 'must be a date from 0001-01-01 to 9999-12-31' : 'must be a time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z'
-  yearRange.errors = [{ keyword: 'x-year-range', message, params: { format } }]
-  return false
-}
-yearRange.errors = [] as object[]
-
-/** Text that Ajv would convert to an integer although it is not written as one (0x1, +1, ' 1', 01, 1e2, 1.0). */
-function looseInteger (value: unknown): boolean {
-  if (typeof value !== 'string' || value === '' || DECIMAL_INTEGER.test(value)) return false
-  const number = Number(value)
-  return !Number.isNaN(number) && number % 1 === 0
-}
-
-/**
- * Integer parameters of a path or query string as plain decimal digits. The
- * check runs on the object, before its properties are converted, since the
- * conversion would take any of JavaScript's ways of writing a number.
- */
-function decimalIntegers (names: string[], data: Record<string, unknown>, _parent?: unknown, context?: DataValidationCxt): boolean {
-  const loose = names.filter(name => looseInteger(data[name]))
-  if (loose.length === 0) return true
-  decimalIntegers.errors = loose.map(name => ({
-    keyword: 'x-decimal-integers',
-    instancePath: `${context?.instancePath ?? ''}/${name}`,
-    message: 'must be an integer in plain decimal digits',
-    params: {}
-  }))
-  return false
-}
-decimalIntegers.errors = [] as object[]
-
-function createAjv (coerce: boolean): Ajv {
+/** An Ajv instance for bodies (strict) or for paths and query strings (converting); one that keeps its code to write it out, for the build. */
+function createAjv (coerce: boolean, keepCode = false): Ajv {
   const ajv = new Ajv({
     allErrors: true,
     coerceTypes: coerce ? 'array' : false,
@@ -109,16 +27,11 @@ function createAjv (coerce: boolean): Ajv {
     // The schemas are the service's own and never change while it runs: the
     // tests check each against JSON Schema's meta-schema (schema-meta.test.ts),
     // so a start does not check them again, which was most of its time.
-    validateSchema: false
+    validateSchema: false,
+    ...(keepCode ? { code: { source: true } } : {})
   })
   addFormats(ajv)
-  ajv.addKeyword({ keyword: 'x-min-bytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('x-min-bytes', (bytes, limit) => bytes >= limit, 'fewer') })
-  ajv.addKeyword({ keyword: 'x-max-bytes', type: 'string', schemaType: 'number', errors: true, validate: byteLimit('x-max-bytes', (bytes, limit) => bytes <= limit, 'more') })
-  ajv.addKeyword({ keyword: 'x-max-decimals', type: 'number', schemaType: 'number', errors: true, validate: maxDecimals })
-  ajv.addKeyword({ keyword: 'x-no-nul', type: 'string', schemaType: 'boolean', errors: true, validate: noNul })
-  ajv.addKeyword({ keyword: 'x-year-range', type: 'string', schemaType: 'string', errors: true, validate: yearRange })
-  ajv.addKeyword({ keyword: 'x-http-url', type: 'string', schemaType: 'boolean', errors: true, validate: httpUrlKeyword })
-  ajv.addKeyword({ keyword: 'x-decimal-integers', type: 'object', schemaType: 'array', errors: true, before: 'properties', validate: decimalIntegers })
+  for (const keyword of KEYWORDS) ajv.addKeyword(keyword)
   return ajv
 }
 
@@ -190,17 +103,35 @@ function prepared (schema: Schema, httpPart: string | undefined): Schema {
  * parameters are text and are converted to their types.
  */
 function validators (externalSchemas: Record<string, any> = {}): SchemaCompiler {
-  const strict = createAjv(false)
-  const converting = createAjv(true)
+  const ajvs = ajvsFor(externalSchemas)
+  return ({ schema, httpPart }) => ajvs(httpPart).compile(prepared(schema, httpPart))
+}
+
+/** The two Ajv instances with the shared schemas, by request part. */
+function ajvsFor (externalSchemas: Record<string, any>, keepCode = false): (httpPart: string | undefined) => Ajv {
+  const strict = createAjv(false, keepCode)
+  const converting = createAjv(true, keepCode)
   for (const schema of Object.values(externalSchemas) as Schema[]) {
     strict.addSchema(withStorableText(schema))
     converting.addSchema(withStorableText(schema))
   }
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : converting).compile(prepared(schema, httpPart))
+  return httpPart => httpPart === 'body' ? strict : converting
 }
 
-/** The app's validators, each schema compiled once per process for each request part. */
-export const buildValidator = reusingCompiled<{ schema: Schema, httpPart?: string }, ValidateFunction>(validators, route => route.httpPart ?? '')
+/** The app's validators, each schema compiled once per process for each request part, or found made at build time. */
+export function validatorFactory (precompiled?: Precompiled) {
+  return reusingCompiled<{ schema: Schema, httpPart?: string }, ValidateFunction>(validators, route => route.httpPart ?? '', 'validator', precompiled)
+}
+
+/** The app's validators, compiled in the process. */
+export const buildValidator = validatorFactory()
+
+/** A validator's code as a CommonJS module, as the build writes it out. */
+export function validatorCode (request: CompileRequest): string {
+  const { schema, httpPart } = request.route as { schema: Schema, httpPart?: string }
+  const ajv = ajvsFor(request.externalSchemas, true)(httpPart)
+  return standaloneCode(ajv, ajv.compile(prepared(schema, httpPart)))
+}
 
 /** A validator for values checked as bodies are, for input that arrives in another shape (the rows of a CSV file). */
 export function bodyValidator (schema: Schema): ValidateFunction {

@@ -4,7 +4,12 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { TEST_ENV, testDatabase } from './helper'
+import { TEST_ENV, tempDir, testConfig, testDatabase } from './helper'
+import { buildApp } from '../app'
+import type { CompileRequest } from '../lib/compiled-schemas'
+import { serializerFactory } from '../lib/serialization'
+import { validatorFactory } from '../lib/validation'
+import { samples } from './schema-samples'
 import { freePort } from '../db/embedded'
 
 const ROOT = path.join(__dirname, '..')
@@ -95,4 +100,49 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   server.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops it cleanly')
   t.equal(stderr, '', 'nothing went wrong on the way')
+})
+
+t.test('the built service compiles no schema as it starts: the build wrote out each, and each answers as one compiled in the process', async t => {
+  // The app from source, asking for each schema as the built one would, and compiling each itself.
+  const asked = new Map<string, CompileRequest>()
+  const db = await testDatabase(t)
+  const source = await buildApp(testConfig(t, db.url), { precompiled: { find (key, request) { asked.set(key, request) } } })
+  t.teardown(() => source.close())
+  await source.ready()
+  t.ok(asked.size > 200, `the app asks for ${asked.size} validators and serializers`)
+
+  // The built app, from dist/, finds every one of them written out.
+  const dist = (file: string): any => require(path.join(ROOT, 'dist', file))
+  const config = dist('io/config.js').loadConfig({ ...TEST_ENV, DATA_DIR: tempDir(t, 'child-health-data-'), DATABASE_URL: db.url })
+  const built = await dist('app.js').buildApp(config)
+  t.teardown(() => built.close())
+  await built.ready()
+  t.equal(dist('lib/compiled-schemas.js').compiledInProcess(), 0, 'the built app compiled no schema as it started')
+  const res = await built.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'a\u0000@example.org', password: 'short', name: '' } })
+  t.equal(res.statusCode, 400, 'and its validators answer')
+  t.match(res.json(), { code: 'VALIDATION_ERROR' })
+
+  const written = dist('io/precompiled.js').loadPrecompiled()
+  let compared = 0
+  for (const [key, request] of asked) {
+    const found = written.find(key, request)
+    if (found === undefined) {
+      t.fail(`${request.kind} of ${String(request.route.method)} ${String(request.route.url)} ${request.part} was not written out`)
+      continue
+    }
+    const here = (request.kind === 'validator' ? validatorFactory() : serializerFactory())(request.externalSchemas, ...request.rest)(request.route as any) as any
+    for (const value of samples(request.route.schema, request.externalSchemas)) {
+      const [a, b] = [structuredClone(value), structuredClone(value)]
+      if (request.kind === 'validator') {
+        const same = found(a) === here(b) && JSON.stringify(found.errors ?? null) === JSON.stringify(here.errors ?? null) && JSON.stringify(a) === JSON.stringify(b)
+        if (!same) t.fail(`the validator of ${String(request.route.method)} ${String(request.route.url)} ${request.part} differs on ${JSON.stringify(value)}`)
+      } else {
+        const answer = (f: (value: unknown) => string, v: unknown): string => { try { return f(v) } catch (error) { return `throws ${(error as Error).message}` } }
+        const [written, compiled] = [answer(found, a), answer(here, b)]
+        if (written !== compiled) t.fail(`the serializer of ${String(request.route.method)} ${String(request.route.url)} ${request.part} differs on ${JSON.stringify(value)}`)
+      }
+      compared++
+    }
+  }
+  t.ok(compared > 10_000, `${compared} values gave the same answers written out and compiled in the process`)
 })
