@@ -2,6 +2,7 @@ import t from 'tap'
 import Ajv from 'ajv'
 import { build } from './helper'
 import { namedSchemas } from '../routes/schemas'
+import { VaccineSchedule } from '../lib/schedules/schema'
 
 const PARTS = ['body', 'querystring', 'params', 'headers'] as const
 
@@ -29,6 +30,7 @@ t.test('every schema of every route, and every named schema, is a valid JSON Sch
     for (const [status, answer] of Object.entries(answers)) check(`${route.method} ${route.path} ${status}`, answer)
   }
   for (const schema of namedSchemas) check(`named ${String(schema.$id)}`, schema)
+  check('the vaccine schedule files\' schema', VaccineSchedule)
   t.same(problems, [], 'no schema is refused by the meta-schema')
   t.ok(checked > 300, `${checked} schemas checked`)
 })

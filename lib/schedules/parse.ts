@@ -21,7 +21,11 @@ function consistencyIssue (schedule: VaccineSchedule): string | null {
   return null
 }
 
-/** The schema's validator, compiled at the first file read. */
+/**
+ * The schema's validator, compiled at the first file read. The schema is the
+ * service's own, checked against JSON Schema's meta-schema by the tests
+ * (schema-meta.test.ts), so a start does not check it again.
+ */
 let validate: ValidateFunction | undefined
 
 /**
@@ -36,7 +40,7 @@ export function parseSchedule (text: string, file: string): VaccineSchedule {
   } catch (error) {
     throw new Error(`vaccine schedule ${file} is not JSON: ${(error as Error).message}`)
   }
-  validate ??= new Ajv({ strict: false }).compile(VaccineSchedule)
+  validate ??= new Ajv({ strict: false, validateSchema: false }).compile(VaccineSchedule)
   if (!validate(value)) {
     const [issue] = validate.errors ?? []
     throw new Error(`vaccine schedule ${file}: ${issue?.instancePath === '' || issue === undefined ? '' : `${issue.instancePath} `}${issue?.message ?? 'is not valid'}`)
