@@ -29,26 +29,39 @@ function blockList (...subnets: string[]): BlockList {
   return list
 }
 
-const NEVER: Array<[BlockList, string]> = [
-  [blockList('224.0.0.0/4', 'ff00::/8'), 'a multicast address'],
-  [blockList('240.0.0.0/4'), 'a reserved or broadcast address']
-]
+interface Lists {
+  never: Array<[BlockList, string]>
+  private: Array<[BlockList, string]>
+  /** IPv6 prefixes that carry an IPv4 address, with the 16-bit group where it begins. */
+  carriers: Array<[BlockList, number]>
+  loopbackOrUnspecified: BlockList
+}
 
-const PRIVATE: Array<[BlockList, string]> = [
-  [blockList('127.0.0.0/8', '::1/128'), 'a loopback address'],
-  [blockList('169.254.0.0/16', 'fe80::/10'), 'a link-local address'],
-  [blockList('0.0.0.0/8', '::/128'), 'an unspecified address'],
-  // 64:ff9b:1::/48 is NAT64 for local use, whose IPv4 part may sit anywhere: private as a whole.
-  [blockList('10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7', '64:ff9b:1::/48'), 'a private network address'],
-  [blockList('100.64.0.0/10'), 'a shared (carrier-grade NAT) address']
-]
+let made: Lists | undefined
 
-/** IPv6 prefixes that carry an IPv4 address, with the 16-bit group where it begins. */
-const CARRIERS: Array<[BlockList, number]> = [
-  [blockList('::ffff:0:0/96', '64:ff9b::/96', '::/96'), 6],
-  [blockList('2002::/16'), 1]
-]
-const LOOPBACK_OR_UNSPECIFIED = blockList('::/127')
+/** The address lists, made at their first use: a start that sends nothing does not build them. */
+function lists (): Lists {
+  made ??= {
+    never: [
+      [blockList('224.0.0.0/4', 'ff00::/8'), 'a multicast address'],
+      [blockList('240.0.0.0/4'), 'a reserved or broadcast address']
+    ],
+    private: [
+      [blockList('127.0.0.0/8', '::1/128'), 'a loopback address'],
+      [blockList('169.254.0.0/16', 'fe80::/10'), 'a link-local address'],
+      [blockList('0.0.0.0/8', '::/128'), 'an unspecified address'],
+      // 64:ff9b:1::/48 is NAT64 for local use, whose IPv4 part may sit anywhere: private as a whole.
+      [blockList('10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7', '64:ff9b:1::/48'), 'a private network address'],
+      [blockList('100.64.0.0/10'), 'a shared (carrier-grade NAT) address']
+    ],
+    carriers: [
+      [blockList('::ffff:0:0/96', '64:ff9b::/96', '::/96'), 6],
+      [blockList('2002::/16'), 1]
+    ],
+    loopbackOrUnspecified: blockList('::/127')
+  }
+  return made
+}
 
 /** The eight 16-bit groups of an IPv6 address, a dotted IPv4 tail included. */
 function groups (ip: string): number[] {
@@ -65,8 +78,8 @@ function groups (ip: string): number[] {
 
 /** The IPv4 address an IPv6 address carries, or null. */
 function carriedIPv4 (ip: string): string | null {
-  if (isIP(ip) !== 6 || LOOPBACK_OR_UNSPECIFIED.check(ip, 'ipv6')) return null
-  const carrier = CARRIERS.find(([list]) => list.check(ip, 'ipv6'))
+  if (isIP(ip) !== 6 || lists().loopbackOrUnspecified.check(ip, 'ipv6')) return null
+  const carrier = lists().carriers.find(([list]) => list.check(ip, 'ipv6'))
   if (carrier === undefined) return null
   const words = groups(ip)
   const [high, low] = [words[carrier[1]], words[carrier[1] + 1]]
@@ -76,9 +89,9 @@ function carriedIPv4 (ip: string): string | null {
 /** What an address is when it may not be sent to, with why; null when it may. */
 function judge (ip: string, rule: OutboundRule): string | null {
   const family = isIP(ip) === 6 ? 'ipv6' : 'ipv4'
-  for (const [list, what] of NEVER) if (list.check(ip, family)) return `${what}, never sent to`
+  for (const [list, what] of lists().never) if (list.check(ip, family)) return `${what}, never sent to`
   if (rule.allowPrivate) return null
-  for (const [list, what] of PRIVATE) if (list.check(ip, family)) return `${what}, ${PRIVATE_HINT}`
+  for (const [list, what] of lists().private) if (list.check(ip, family)) return `${what}, ${PRIVATE_HINT}`
   if (rule.own.check(ip, family)) return `the service's own address, ${PRIVATE_HINT}`
   return null
 }
