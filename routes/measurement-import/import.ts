@@ -29,7 +29,7 @@ interface Found {
   issue: Issue
 }
 
-const DESCRIPTION = `A UTF-8 CSV file with a header row naming its columns, in any order: measuredAt (YYYY-MM-DD, required), heightCm, weightKg, headCircumferenceCm, notes. Cells are separated by , or ; (a ; when the header has one and no comma). Numbers are plain decimals with a point or a comma (3.5 or 3,5; in a file separated by commas, a decimal comma needs quotes). An empty cell leaves the value out; rows of empty cells are skipped. At most ${MAX_ROWS.toLocaleString('en-US')} rows and 10 MiB.
+const DESCRIPTION = `A UTF-8 CSV file with a header row naming its columns, in any order: measuredAt (YYYY-MM-DD, required), heightCm, weightKg, headCircumferenceCm, notes. Cells are separated by , or ; (a ; when the header has one and no comma). Numbers are plain decimals with a point or a comma (3.5 or 3,5; in a file separated by commas, a decimal comma needs quotes). An empty cell leaves the value out; rows of empty cells are skipped. At most ${String(MAX_ROWS).replace(/\B(?=(\d{3})+$)/g, ',')} rows and 10 MiB.
 
 Every row is checked as the body of POST /api/children/{childId}/measurements is, and all are created in one transaction, or none. A 400 lists the problems as { path: "/line/<n>/<column>", message }, n being the line of the file where the row starts (the header is line 1); a problem of the header is at /header/<column>, of the file as a whole at /body; at most ${MAX_ISSUES} are listed. The order of checks is that of a create: the token (401), the body's type and size (415, 413), the file and each row's values (400), the child and the caller's role (404, 403), then the rules that need the child, such as dates not before its birth (400).`
 
