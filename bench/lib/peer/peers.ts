@@ -30,8 +30,8 @@ export interface Peer {
   label: string
   /** A fresh process on its database; `name` tells the processes of a run apart. */
   start: (name: string) => Promise<Started>
-  /** Registers the run's one user, the first of its database. */
-  register: (url: string) => Promise<void>
+  /** Registers the run's one user, the first of its database; its access token. */
+  register: (url: string) => Promise<string>
   /** A fresh access token of that user. */
   login: (url: string) => Promise<string>
   createChild: (url: string, token: string, child: ChildInput) => Promise<number>
@@ -63,9 +63,9 @@ export function servicePeer (databaseUrl: string, dir: string): Peer {
   return {
     label: 'this service',
     start: name => startService(databaseUrl, dir, { name, pollMs: POLL_MS }),
-    register: async url => { await call(`${url}/api/auth/register`, 'POST', null, { email: EMAIL, password: PASSWORD, name: 'Parent' }, 201) },
+    register: async url => (await call(`${url}/api/auth/register`, 'POST', null, { email: EMAIL, password: PASSWORD, name: 'Parent' }, 201)).accessToken,
     login: async url => (await call(`${url}/api/auth/login`, 'POST', null, { email: EMAIL, password: PASSWORD }, 200)).accessToken,
-    createChild: async (url, token, child) => (await call(`${url}/api/children`, 'POST', token, child, 201)).id,
+    createChild: async (url, token, child) => (await call(`${url}/api/children`, 'POST', token, { name: child.name, dateOfBirth: child.dateOfBirth, sex: child.sex }, 201)).id,
     measurementBody: m => ({ measuredAt: m.date, heightCm: m.heightCm, weightKg: m.weightKg, ...(m.headCm === null ? {} : { headCircumferenceCm: m.headCm }) }),
     rowsOf: answer => answer.data
   }
@@ -116,8 +116,10 @@ export function trajectoryPeer (backendDir: string, databaseUrl: string, dir: st
     // Its first user needs the registration code it makes on request while it has no user.
     register: async url => {
       const { data } = await call(`${url}/api/auth/generate-registration-code`, 'POST', null, undefined, 200)
-      await call(`${url}/api/auth/register`, 'POST', null, { username: 'parent', email: EMAIL, password: PASSWORD, registrationCode: data.code }, 201)
+      return (await call(`${url}/api/auth/register`, 'POST', null, { username: 'parent', email: EMAIL, password: PASSWORD, registrationCode: data.code }, 201)).data.accessToken
     },
+    // Two sessions of a user opened in the same second get the same refresh
+    // token, which its sessions table refuses (409): its logins are far apart.
     login: async url => (await call(`${url}/api/auth/login`, 'POST', null, { username: 'parent', password: PASSWORD }, 200)).data.accessToken,
     createChild: async (url, token, child) => (await call(`${url}/api/children`, 'POST', token, { name: child.name, date_of_birth: child.dateOfBirth, gender: child.sex }, 201)).data.id,
     measurementBody: m => ({ measurement_date: m.date, height_value: m.heightCm, weight_value: m.weightKg, ...(m.headCm === null ? {} : { head_circumference_value: m.headCm }) }),

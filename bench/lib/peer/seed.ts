@@ -62,8 +62,7 @@ export function seedData (): SeedData {
  * that a child's list answers MEASUREMENTS rows. Returns the children's ids.
  */
 export async function seedThroughApi (peer: Peer, url: string, data: SeedData): Promise<number[]> {
-  await peer.register(url)
-  const token = await peer.login(url)
+  const token = await peer.register(url)
   const ids = await inBatches(data.children.length, SEED_WIDTH, index => peer.createChild(url, token, data.children[index]))
   const jobs = data.children.flatMap((child, index) => child.measurements.map(m => ({ childId: ids[index], body: peer.measurementBody(m) })))
   await inBatches(jobs.length, SEED_WIDTH, async index => {
