@@ -1,6 +1,10 @@
-import { runMigrations, Logger, type LogLevel } from 'graphile-worker'
-import { Pool } from 'pg'
+import type { Logger, LogLevel } from 'graphile-worker'
+import type { Pool } from 'pg'
 import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
+
+// graphile-worker and pg load when the queue is first installed or run:
+// a start on an installed queue answers before either has loaded.
+const graphileWorker = (): typeof import('graphile-worker') => require('graphile-worker')
 
 /**
  * The job queue: graphile-worker, in a schema of its own in the service's
@@ -20,7 +24,7 @@ export interface JobLog {
 
 /** graphile-worker's logger, writing to the service's: its information is debug, the rest as it says. */
 export function queueLogger (log: QueueLog): Logger {
-  return new Logger(() => (level: LogLevel, message: string, meta?: unknown) => {
+  return new (graphileWorker().Logger)(() => (level: LogLevel, message: string, meta?: unknown) => {
     log(level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug', message, meta)
   })
 }
@@ -40,7 +44,7 @@ export interface QueuePool {
  * for up to CLOSE_WAIT_MS.
  */
 export function queuePool (url: string, max: number, onIdleError: (error: Error) => void = () => {}): QueuePool {
-  const pool = new Pool({ connectionString: url, max })
+  const pool: Pool = new (require('pg') as typeof import('pg')).Pool({ connectionString: url, max })
   const open = new Set<Promise<void>>()
   pool.on('error', onIdleError)
   pool.on('connect', client => {
@@ -63,11 +67,20 @@ export function queuePool (url: string, max: number, onIdleError: (error: Error)
   }
 }
 
-/** Installs or upgrades the queue's schema: graphile-worker's own migrations, each once whatever the instances. */
+/**
+ * What the queue's schema says of the graphile-worker that installed it, in
+ * its comment: a start finds it there and installs nothing (sql/queue.ts).
+ */
+export function queueInstaller (): string {
+  return `graphile-worker ${(require('graphile-worker/package.json') as { version: string }).version}`
+}
+
+/** Installs or upgrades the queue's schema: graphile-worker's own migrations, each once whatever the instances; then notes who installed it. */
 export async function installQueue (url: string, log: QueueLog): Promise<void> {
   const { pool, end } = queuePool(url, 1)
   try {
-    await runMigrations({ pgPool: pool, schema: QUEUE_SCHEMA, logger: queueLogger(log) })
+    await graphileWorker().runMigrations({ pgPool: pool, schema: QUEUE_SCHEMA, logger: queueLogger(log) })
+    await pool.query(`comment on schema ${QUEUE_SCHEMA} is '${queueInstaller().replace(/'/g, "''")}'`)
   } finally {
     await end()
   }

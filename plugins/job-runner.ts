@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
-import { run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
+import type { Runner, TaskList, WorkerEvents } from 'graphile-worker'
 import type { Sql } from '../db/client'
 import { QUEUE_SCHEMA, queueLogger, queuePool, type QueueLog } from '../db/queue'
 import { forceUnlockWorkers } from '../sql/queue'
@@ -36,6 +36,8 @@ export interface KeptRunner {
  * deliveries, the reminders' scan) for hours. Such workers are noted here;
  * once the database answers, their jobs are unlocked and the runner starts
  * afresh with all its workers. The job then runs again: at least once.
+ * The runner starts in the background, as a recovery does, so that a start
+ * does not wait for it: jobs added meanwhile wait in the queue.
  */
 export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: FastifyBaseLogger, queueLog: QueueLog): Promise<KeptRunner> {
   let closing = false
@@ -51,6 +53,7 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
     if (!closing) log.warn({ err: error }, 'job queue: an idle connection failed')
   })
   const start = async (): Promise<Runner> => {
+    const { run } = require('graphile-worker') as typeof import('graphile-worker')
     const started = await run({
       pgPool: pool,
       schema: QUEUE_SCHEMA,
@@ -67,14 +70,8 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
     started.promise.catch(error => { if (!closing) log.error({ err: error }, 'job queue: the worker stopped') })
     return started
   }
-  // null while the runner is being replaced.
-  let runner: Runner | null
-  try {
-    runner = await start()
-  } catch (error) {
-    await end()
-    throw error
-  }
+  // null until it has started, and while it is being replaced.
+  let runner: Runner | null = null
 
   let recovering: Promise<void> | null = null
   function recover (): void {
@@ -93,7 +90,7 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
           }
           if (!closing && runner === null) runner = await start()
         } catch (error) {
-          log.warn({ err: error }, 'job queue: the worker could not start again yet; trying again')
+          log.warn({ err: error }, 'job queue: the worker could not start yet; trying again')
           await new Promise(resolve => setTimeout(resolve, RECOVERY_RETRY_MS))
         }
       }
@@ -103,6 +100,8 @@ export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: 
       if (!closing && (ended.size > 0 || runner === null)) recover()
     })
   }
+  // After the start's own work, so that the service answers first.
+  setImmediate(recover)
 
   return {
     async stop () {

@@ -4,7 +4,7 @@ import { LOCKS, whileLocked } from '../db/locks'
 import { installQueue, TASKS, type JobLog, type QueueLog } from '../db/queue'
 import { reminderTasks } from '../domain/reminders/tasks'
 import { webhookTasks } from '../domain/webhooks/tasks'
-import { addJob } from '../sql/queue'
+import { addJob, queueInstalled } from '../sql/queue'
 import { queueEveryWebhook } from '../sql/webhooks'
 import { keepRunner } from './job-runner'
 
@@ -79,7 +79,8 @@ export default fp(async function jobs (fastify) {
   // that an app can be built, and its schemas compiled, without one.
   fastify.addHook('onReady', async () => {
     // graphile-worker creates its schema with no lock of its own: instances starting at once take turns.
-    await whileLocked(sql, LOCKS.jobQueue, async () => { await installQueue(fastify.databaseUrl, log) })
+    // A queue this version installed is left as it is.
+    if (!(await queueInstalled(sql))) await whileLocked(sql, LOCKS.jobQueue, async () => { await installQueue(fastify.databaseUrl, log) })
     // Each webhook gets a run, for changes whose job a lost queue or a restore did not make.
     await queueEveryWebhook(sql)
     if (!config.jobWorker) return
@@ -87,7 +88,7 @@ export default fp(async function jobs (fastify) {
       capacity: CAPACITY,
       taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) }
     }, fastify.log, log)
-    await tick()
+    void tick()
     ticking = setInterval(() => { void tick() }, SCAN_TICK_MS)
     ticking.unref()
   })

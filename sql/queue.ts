@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
-import { QUEUE_SCHEMA } from '../db/queue'
+import { QUEUE_SCHEMA, queueInstaller } from '../db/queue'
 
 export interface JobOptions {
   /** When it may run; now when left out. */
@@ -47,4 +47,11 @@ export function addJob (db: Db, task: string, payload: PendingQuery<Row[]>, opti
  */
 export async function forceUnlockWorkers (db: Db, workerIds: string[]): Promise<void> {
   await db`select ${db(QUEUE_SCHEMA)}.force_unlock_workers(${workerIds}::text[])`
+}
+
+/** Whether the queue's schema was installed by the graphile-worker this service runs, as its comment says: then a start installs nothing. */
+export async function queueInstalled (db: Db): Promise<boolean> {
+  const [{ installer }] = await db<Array<{ installer: string | null }>>`
+    select obj_description(to_regnamespace(${QUEUE_SCHEMA}), 'pg_namespace') as installer`
+  return installer === queueInstaller()
 }
