@@ -36,5 +36,10 @@ export function readCdcTables (dir: string = CDC_DIR): CdcTables {
   return tables as CdcTables
 }
 
+/** Checks that CDC's seven files are in a folder as pinned, without parsing them. Throws as readCdcTables does. */
+export function checkCdcFiles (dir: string = CDC_DIR): void {
+  for (const name of CDC_TABLE_NAMES) readChecked(dir, name)
+}
+
 /** CDC's tables, read and parsed once per folder (by default the shipped one). Throws as readCdcTables does. */
 export const loadCdcTables = oncePerFolder(readCdcTables, CDC_DIR)

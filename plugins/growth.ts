@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import { LOCKS, whileLocked } from '../db/locks'
 import { errors } from '../lib/errors'
-import { loadCdcTables } from '../io/growth-cdc'
+import { checkCdcFiles, loadCdcTables } from '../io/growth-cdc'
 import type { CdcTables } from '../lib/growth/cdc'
 import { needsWho, type ChartOptions, type GrowthReference } from '../lib/growth/charts'
 import { downloadTables, readTableFiles, type TableFiles } from '../outbound/growth-tables'
@@ -11,13 +11,14 @@ import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 
 export interface Growth {
   ready: boolean
-  tables: GrowthTables | null
+  /** WHO's tables, parsed at their first use; null while they are missing. */
+  readonly tables: GrowthTables | null
   /** Settles when the background download, if any, has ended. */
   loading: Promise<void>
   /** The tables, or the 503 GROWTH_DATA_MISSING error. */
   requireTables: () => GrowthTables
-  /** CDC's 2000 charts, shipped with the service and checked at start. */
-  cdc: CdcTables
+  /** CDC's 2000 charts, shipped with the service, checked at start and parsed at their first use. */
+  readonly cdc: CdcTables
   /**
    * The tables a reference scores with: CDC's alone for `cdc`; WHO's too for
    * `who` and `auto`, or the 503 GROWTH_DATA_MISSING error while they are missing.
@@ -52,15 +53,26 @@ export default fp(async function growth (fastify) {
   const closing = new AbortController()
 
   // A changed or missing file of CDC's stops the start, naming the file.
-  const cdc = loadCdcTables()
+  checkCdcFiles()
 
+  // The tables' files as found, checked against their pinned SHA-256, and the tables once parsed.
+  let files: TableFiles | null = null
+  let parsed: GrowthTables | null = null
   const state: Growth = {
     ready: false,
-    tables: null,
-    cdc,
+    get tables () {
+      if (parsed === null && files !== null) {
+        parsed = parseTables(files)
+        files = null
+      }
+      return parsed
+    },
+    get cdc () {
+      return loadCdcTables()
+    },
     charts (reference) {
       const tables = needsWho(reference) ? state.requireTables() : null
-      return { tables, options: { reference, cdc } }
+      return { tables, options: { reference, cdc: state.cdc } }
     },
     loading: Promise.resolve(),
     requireTables () {
@@ -85,13 +97,11 @@ export default fp(async function growth (fastify) {
   let checking: Promise<void> | null = null
   fastify.decorate('growth', state)
 
-  function use (files: TableFiles): void {
-    try {
-      state.tables = parseTables(files)
-      state.ready = true
-    } catch (error) {
-      log.warn({ err: error, dir }, 'growth tables could not be read; growth routes answer 503')
-    }
+  /** Tables whose files are all there as pinned: parsed when first asked for, since their checksums leave nothing to go wrong. */
+  function use (found: TableFiles): void {
+    files = found
+    parsed = null
+    state.ready = true
   }
 
   /**
