@@ -7,6 +7,7 @@ import { childFields, gestationIssue } from '../children'
 import { recordKinds, type RecordKey, type RecordKind } from '../../kinds'
 import { NO_VISIT, ruleIssues } from '../../kinds/rules'
 import { checkValue } from './checks'
+import { ALWAYS_LISTED } from './limits'
 
 type Values = Record<string, unknown>
 
@@ -58,8 +59,7 @@ const specs = new Map(recordKinds.map(({ key, spec }) => [key, spec]))
 const archivedSchemas = new Map(recordKinds.map(({ key, spec }) => [key, Type.Object({ id: Id, ...(spec.parent === undefined ? {} : { [spec.parent.param]: Id }) })]))
 const bodySchemas = new Map<RecordKey, TSchema>(recordKinds.map(({ key, spec }) => [key, StrictObject(spec.fields)]))
 const LISTS = new Set<string>([...recordKinds.map(({ key }) => key), 'attachments'])
-/** The lists of records every archive has; archives written before a later kind existed have none of it. */
-export const ALWAYS_LISTED: string[] = ['measurements', 'visits', 'medicalEvents', 'illnesses']
+export { ALWAYS_LISTED }
 /** The parts every child's part has. */
 const REQUIRED = ['child', ...ALWAYS_LISTED, 'attachments']
 

@@ -2,10 +2,10 @@ import { Type } from '@sinclair/typebox'
 import { JsonProblem, JsonReader } from '../../lib/import/json-reader'
 import { ArchiveProblem, entryProblem, type EntryDigest, type ZipArchive } from '../../io/import/zip'
 import { checkValue } from './checks'
+import { MAX_ENTRIES, MAX_RATIO } from './limits'
 
-/** The limits of an archive, as the contract sets them. */
-export const MAX_ENTRIES = 100_000
-export const MAX_RATIO = 4
+export { MAX_ENTRIES, MAX_RATIO }
+
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 
 const SCHEMA_VERSION = /^\d{8}-\d{6}-[a-z0-9-]+\.sql$/

@@ -6,11 +6,14 @@ import { errors } from '../../lib/errors'
 import { ExportSlots } from '../../lib/export/slots'
 import { QueueFull } from '../../lib/fair-queue'
 import { errorResponses, StrictObject, operations } from '../../lib/schemas'
-import { ALWAYS_LISTED, ArchiveProblem, importArchive, MAX_ENTRIES, MAX_RATIO } from '../../domain/archive-import'
+import { ALWAYS_LISTED, MAX_ENTRIES, MAX_RATIO } from '../../domain/archive-import/limits'
 import { recordKinds } from '../../kinds'
 import { nounOf } from '../../kinds/kind'
 
 const operation = operations(['families'])
+
+/** The import itself, loaded at its first use. */
+const archiveImport = (): typeof import('../../domain/archive-import') => require('../../domain/archive-import')
 
 /** When a client that found every import slot taken may try again, in seconds. */
 const RETRY_AFTER = 30
@@ -88,10 +91,10 @@ const importRoute: FastifyPluginAsyncTypebox = async function (fastify) {
     const file = request.upload
     if (file === null) throw new errors.invalidBody('The file is missing: send it in the field file')
     try {
-      const { family, counts } = await importArchive(sql, file.path, request.user.id, request.user.id, config)
+      const { family, counts } = await archiveImport().importArchive(sql, file.path, request.user.id, request.user.id, config)
       return await reply.code(201).header('location', `/api/families/${family.id}`).send({ family, counts })
     } catch (error) {
-      if (error instanceof ArchiveProblem) throw new errors.invalidArchive(`The archive cannot be imported: ${error.message}`)
+      if (error instanceof archiveImport().ArchiveProblem) throw new errors.invalidArchive(`The archive cannot be imported: ${error.message}`)
       if (error instanceof QueueFull) {
         reply.header('retry-after', String(IMAGE_RETRY_AFTER))
         throw new errors.rateLimited(`Too many images of yours are being processed; retry in ${IMAGE_RETRY_AFTER} seconds`)
