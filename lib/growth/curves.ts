@@ -137,7 +137,9 @@ const CURVES: Record<GrowthReference, Record<Indicator, CurvePart[]>> = {
 }
 
 const SD_Z = SD_KEYS.map(Number)
-const PERCENTILE_Z = PERCENTILE_KEYS.map(key => normalQuantile(Number(key) / 100))
+let percentileZ: number[] | undefined
+/** The z-scores of the centile lines, worked out at their first use. */
+const PERCENTILE_Z = (): number[] => (percentileZ ??= PERCENTILE_KEYS.map(key => normalQuantile(Number(key) / 100)))
 /** Tolerates the binary error of sizes in tenths of a cm, and of CDC's keys. */
 const EPSILON = 1e-9
 
@@ -180,7 +182,7 @@ function pointAt (x: number, reference: Reference, lms: Lms): CurvePoint {
     m: lms.m,
     s: lms.s,
     sd: values(SD_Z, SD_KEYS) as CurvePoint['sd'],
-    percentile: values(PERCENTILE_Z, PERCENTILE_KEYS) as CurvePoint['percentile']
+    percentile: values(PERCENTILE_Z(), PERCENTILE_KEYS) as CurvePoint['percentile']
   }
 }
 
