@@ -8,7 +8,7 @@ import { LOCKS } from './locks'
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations')
 
 /** The SQL functions as they are today, one file a function, applied after the migrations. */
-export const FUNCTIONS_DIR = path.join(__dirname, 'functions')
+export const FUNCTIONS_DIR = path.join(__dirname, '..', 'db', 'functions')
 
 const FILE_NAME = /^\d{8}-\d{6}-[a-z0-9-]+\.sql$/
 

@@ -28,7 +28,7 @@ export const PASSWORD_RETRY_AFTER = 1
 // slower.
 
 /** The workers' file beside this one: password-worker.js once built, password-worker.ts from source. */
-const WORKER_FILE = path.join(__dirname, `password-worker${path.extname(__filename)}`)
+const WORKER_FILE = path.join(__dirname, "..", "io", `password-worker${path.extname(__filename)}`)
 
 /**
  * From source, tsx compiles the worker through its require hook. A thread

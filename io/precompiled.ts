@@ -4,12 +4,21 @@
 // compiles its schemas as it starts.
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import type { ValidateFunction } from 'ajv'
 import type { Precompiled } from '../lib/compiled-schemas'
 
 /** Where the build writes them, and where the built service finds them. */
 export const COMPILED_DIR = path.join(__dirname, '..', 'compiled')
 /** The list of keys the build wrote, one file each. */
 export const COMPILED_INDEX = 'index.json'
+/** The vaccine schedule files' validator, which the build writes out too. */
+export const SCHEDULE_VALIDATOR = 'vaccine-schedule.js'
+
+/** The schedule files' validator the build wrote out, or undefined. */
+export function writtenScheduleValidator (dir = COMPILED_DIR): ValidateFunction | undefined {
+  const file = path.join(dir, SCHEDULE_VALIDATOR)
+  return existsSync(file) ? require(file) as ValidateFunction : undefined
+}
 
 type Compiled = ((...args: unknown[]) => unknown) & { errors?: unknown }
 

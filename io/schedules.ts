@@ -2,7 +2,8 @@
 // and checked once.
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { parseSchedule, type VaccineSchedule } from '../lib/schedules'
+import { parseSchedule, useScheduleValidator, type VaccineSchedule } from '../lib/schedules'
+import { writtenScheduleValidator } from './precompiled'
 import { oncePerFolder } from '../lib/per-folder'
 
 /**
@@ -14,6 +15,8 @@ export const SCHEDULES_DIR = path.join(__dirname, '..', 'schedules')
 
 /** Every schedule of a folder (its .json files, by name), checked; ids must be unique. */
 export function readSchedules (dir: string = SCHEDULES_DIR): VaccineSchedule[] {
+  const written = writtenScheduleValidator()
+  if (written !== undefined) useScheduleValidator(written)
   const files = readdirSync(dir).filter(file => file.endsWith('.json')).sort()
   const schedules = files.map(file => parseSchedule(readFileSync(path.join(dir, file), 'utf8'), file))
   const ids = new Set<string>()

@@ -2,8 +2,6 @@
 // given only the shared schemas a response refers to (it checks each one it
 // is given, for every response), and compiled once per process, or found
 // made at build time.
-import fastJsonStringify from 'fast-json-stringify'
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import { referencedIds, reusingCompiled, type CompileRequest, type Precompiled } from './compiled-schemas'
 
 type Schema = Record<string, any>
@@ -16,6 +14,8 @@ function referenced (schema: Schema, externalSchemas: Record<string, unknown>): 
 }
 
 function serializers (externalSchemas: Record<string, unknown>, options?: object): (route: Route) => (doc: unknown) => string {
+  // fast-json-stringify loads with the first schema a process compiles: the built service finds its serializers written out.
+  const { SerializerSelector } = require('@fastify/fast-json-stringify-compiler') as typeof import('@fastify/fast-json-stringify-compiler')
   const factory = SerializerSelector()
   const byRefs = new Map<string, ReturnType<typeof factory>>()
   return route => {
@@ -42,5 +42,6 @@ export function serializerCode (request: CompileRequest): string {
   // Fastify's compiler leaves out a shared schema that is the response's own.
   if (typeof schema.$id === 'string') delete schemas[schema.$id]
   const options = (request.rest[0] ?? {}) as object
+  const fastJsonStringify = require('fast-json-stringify') as typeof import('fast-json-stringify')
   return fastJsonStringify(schema, { ...options, schema: schemas as Record<string, any>, mode: 'standalone' }) as unknown as string
 }

@@ -2,10 +2,7 @@
 // null, and a keyword that generates a call to it, so that a validator's
 // code can be written out at build time (compiled/) and still find the check:
 // the generated code requires this module by its path from there.
-import { _, type CodeKeywordDefinition, type ErrorObject, type KeywordCxt } from 'ajv'
-import { strConcat } from 'ajv/dist/compile/codegen'
-import { extendErrors } from 'ajv/dist/compile/errors'
-import N from 'ajv/dist/compile/names'
+import type { CodeKeywordDefinition, ErrorObject, KeywordCxt } from 'ajv'
 import { DECIMAL_INTEGER, FIRST_YEAR, LAST_YEAR } from './schemas'
 import { httpUrlProblem } from './outbound-url'
 
@@ -84,6 +81,10 @@ function keyword (name: string, type: CodeKeywordDefinition['type'], schemaType:
     ...(before !== undefined ? { before } : {}),
     trackErrors: true,
     code (cxt: KeywordCxt) {
+      const { _ } = require('ajv') as typeof import('ajv')
+      const { strConcat } = require('ajv/dist/compile/codegen') as typeof import('ajv/dist/compile/codegen')
+      const { extendErrors } = require('ajv/dist/compile/errors') as typeof import('ajv/dist/compile/errors')
+      const { default: N } = require('ajv/dist/compile/names') as typeof import('ajv/dist/compile/names')
       const { gen, it } = cxt
       const check = gen.scopeValue('func', { ref: checks[name], code: _`require(${FROM_COMPILED}).checks[${name}]` })
       const errors = gen.const('errs', _`${check}(${cxt.schemaValue}, ${cxt.data}, ${strConcat(N.instancePath, it.errorPath)})`)
@@ -98,7 +99,7 @@ function keyword (name: string, type: CodeKeywordDefinition['type'], schemaType:
 }
 
 /** The keywords, for an Ajv instance's addKeyword. */
-export const KEYWORDS: CodeKeywordDefinition[] = [
+export const keywords = (): CodeKeywordDefinition[] => [
   keyword('x-min-bytes', 'string', 'number'),
   keyword('x-max-bytes', 'string', 'number'),
   keyword('x-max-decimals', 'number', 'number'),

@@ -1,10 +1,9 @@
 // The service's validators: Ajv with its own keywords, strict for bodies and
 // converting for query strings and path parameters.
-import Ajv, { type ValidateFunction } from 'ajv'
-import addFormats from 'ajv-formats'
-import standaloneCode from 'ajv/dist/standalone'
+import type Ajv from 'ajv'
+import type { ValidateFunction } from 'ajv'
 import { reusingCompiled, type CompileRequest, type Precompiled } from './compiled-schemas'
-import { KEYWORDS } from './validation-keywords'
+import { keywords } from './validation-keywords'
 
 export { decimals } from './validation-keywords'
 
@@ -15,6 +14,9 @@ export type SchemaCompiler = (route: { schema: Schema, httpPart?: string }) => V
 
 /** An Ajv instance for bodies (strict) or for paths and query strings (converting); one that keeps its code to write it out, for the build. */
 function createAjv (coerce: boolean, keepCode = false): Ajv {
+  // Ajv loads with the first schema a process compiles: the built service finds its validators written out.
+  const { default: Ajv } = require('ajv') as typeof import('ajv')
+  const { default: addFormats } = require('ajv-formats') as typeof import('ajv-formats')
   const ajv = new Ajv({
     allErrors: true,
     coerceTypes: coerce ? 'array' : false,
@@ -31,7 +33,7 @@ function createAjv (coerce: boolean, keepCode = false): Ajv {
     ...(keepCode ? { code: { source: true } } : {})
   })
   addFormats(ajv)
-  for (const keyword of KEYWORDS) ajv.addKeyword(keyword)
+  for (const keyword of keywords()) ajv.addKeyword(keyword)
   return ajv
 }
 
@@ -130,6 +132,7 @@ export const buildValidator = validatorFactory()
 export function validatorCode (request: CompileRequest): string {
   const { schema, httpPart } = request.route as { schema: Schema, httpPart?: string }
   const ajv = ajvsFor(request.externalSchemas, true)(httpPart)
+  const { default: standaloneCode } = require('ajv/dist/standalone') as typeof import('ajv/dist/standalone')
   return standaloneCode(ajv, ajv.compile(prepared(schema, httpPart)))
 }
 

@@ -1,6 +1,7 @@
-// The last step of `npm run build`: writes out the code of every validator
-// and serializer the built service's routes use (dist/compiled/), so that a
-// start loads code instead of compiling some two thousand schemas. The app
+// A step of `npm run build`: writes out the code of every validator and
+// serializer the built service's routes use, and the vaccine schedule
+// files' validator (dist/compiled/), so that a start loads code instead of
+// compiling some two thousand schemas. The app
 // is built as a start builds it, without a database: the schemas are
 // compiled before any plugin touches one, and the build stops there.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -8,7 +9,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../app'
 import { loadConfig } from '../io/config'
-import { COMPILED_DIR, COMPILED_INDEX } from '../io/precompiled'
+import { COMPILED_DIR, COMPILED_INDEX, SCHEDULE_VALIDATOR } from '../io/precompiled'
+import { scheduleValidatorCode } from '../lib/schedules'
 import type { CompileRequest } from '../lib/compiled-schemas'
 import { serializerCode } from '../lib/serialization'
 import { validatorCode } from '../lib/validation'
@@ -54,6 +56,7 @@ async function main (): Promise<void> {
       writeFileSync(path.join(COMPILED_DIR, `${key}.js`), code)
     }
     writeFileSync(path.join(COMPILED_DIR, COMPILED_INDEX), JSON.stringify([...requests.keys()].sort()) + '\n')
+    writeFileSync(path.join(COMPILED_DIR, SCHEDULE_VALIDATOR), scheduleValidatorCode())
     await app.close()
     const kinds = [...requests.values()]
     console.log(`compiled ${kinds.filter(r => r.kind === 'validator').length} validators and ${kinds.filter(r => r.kind === 'serializer').length} serializers into ${path.relative(process.cwd(), COMPILED_DIR)}`)

@@ -91,6 +91,28 @@ t.test('the built dist/ runs with production dependencies only and answers healt
     body: JSON.stringify({ email: 'first@example.org', password: 'correct horse battery', name: 'First' })
   })
   t.equal(registered.status, 201, 'a registration hashes its password in the built worker thread, dist/io/password-worker.js')
+
+  // The bundle (dist/start/server.js) with its libraries: tokens, schemas, validators and serializers written out, the database, the document.
+  const base = `http://127.0.0.1:${port}`
+  const { accessToken } = await registered.json() as { accessToken: string }
+  const authorized = { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }
+  const me = await fetch(`${base}/api/me`, { headers: authorized })
+  t.equal(me.status, 200, 'a token the bundle signed is accepted')
+  const familyId = ((await me.json()) as { families: Array<{ id: number }> }).families[0].id
+  const child = await fetch(`${base}/api/children`, { method: 'POST', headers: authorized, body: JSON.stringify({ familyId, name: 'Ada', dateOfBirth: '2024-01-15', sex: 'female' }) })
+  t.equal(child.status, 201, 'a child is created')
+  const childId = ((await child.json()) as { id: number }).id
+  const measured = await fetch(`${base}/api/children/${childId}/measurements`, { method: 'POST', headers: authorized, body: JSON.stringify({ measuredAt: '2024-06-01', weightKg: 7.25 }) })
+  t.equal(measured.status, 201, 'a measurement is created')
+  const list = await fetch(`${base}/api/children/${childId}/measurements`, { headers: authorized })
+  t.match(await list.json(), { data: [{ measuredAt: '2024-06-01', weightKg: 7.25 }] }, 'and listed, through a written-out serializer')
+  const refused = await fetch(`${base}/api/children/${childId}/measurements`, { method: 'POST', headers: authorized, body: JSON.stringify({ measuredAt: '2024-06-01', weightKg: 1.23456, notes: 'a\u0000b' }) })
+  t.equal(refused.status, 400, 'a body the written-out validator refuses is a 400')
+  t.match(await refused.json(), { code: 'VALIDATION_ERROR', details: { issues: [{ path: '/body/weightKg' }, { path: '/body/notes' }] } }, 'naming each field, through the service\'s own keywords')
+  const document = await fetch(`${base}/api/openapi.json`)
+  t.equal(document.status, 200, 'the OpenAPI document is served')
+  t.ok(((await document.json()) as { paths: object }).paths['/api/children/{childId}/measurements' as keyof object], 'and names the routes')
+  t.equal((await fetch(`${base}/api/docs/`)).status, 200, 'the docs page is served')
   const [{ count }] = await db.sql`select count(*)::int as count from migrations`
   t.ok(count > 0, 'it applied the migrations shipped in dist/migrations to an empty database')
 

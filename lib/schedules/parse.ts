@@ -1,4 +1,4 @@
-import Ajv, { type ValidateFunction } from 'ajv'
+import type { ValidateFunction } from 'ajv'
 import { addAge, lastDayThrough } from './ages'
 import { VaccineSchedule } from './schema'
 
@@ -21,12 +21,30 @@ function consistencyIssue (schedule: VaccineSchedule): string | null {
   return null
 }
 
+/** The schema's validator: the one the build wrote out, or one compiled at the first file read. */
+let validate: ValidateFunction | undefined
+
 /**
- * The schema's validator, compiled at the first file read. The schema is the
- * service's own, checked against JSON Schema's meta-schema by the tests
+ * An Ajv instance for the schedules' schema. The schema is the service's
+ * own, checked against JSON Schema's meta-schema by the tests
  * (schema-meta.test.ts), so a start does not check it again.
  */
-let validate: ValidateFunction | undefined
+function scheduleAjv (keepCode = false) {
+  const { default: Ajv } = require('ajv') as typeof import('ajv')
+  return new Ajv({ strict: false, validateSchema: false, ...(keepCode ? { code: { source: true } } : {}) })
+}
+
+/** The validator's code as a CommonJS module, as the build writes it out. */
+export function scheduleValidatorCode (): string {
+  const { default: standaloneCode } = require('ajv/dist/standalone') as typeof import('ajv/dist/standalone')
+  const ajv = scheduleAjv(true)
+  return standaloneCode(ajv, ajv.compile(VaccineSchedule))
+}
+
+/** Takes the validator the build wrote out, so that reading the shipped schedules compiles nothing. */
+export function useScheduleValidator (written: ValidateFunction): void {
+  validate = written
+}
 
 /**
  * Reads one schedule file and checks it against the schema and its rules. A
@@ -40,7 +58,7 @@ export function parseSchedule (text: string, file: string): VaccineSchedule {
   } catch (error) {
     throw new Error(`vaccine schedule ${file} is not JSON: ${(error as Error).message}`)
   }
-  validate ??= new Ajv({ strict: false, validateSchema: false }).compile(VaccineSchedule)
+  validate ??= scheduleAjv().compile(VaccineSchedule)
   if (!validate(value)) {
     const [issue] = validate.errors ?? []
     throw new Error(`vaccine schedule ${file}: ${issue?.instancePath === '' || issue === undefined ? '' : `${issue.instancePath} `}${issue?.message ?? 'is not valid'}`)

@@ -64,13 +64,15 @@ export function measurementImport (spec: RecordSpec) {
   const columns = Object.keys(fields)
   const required = RowBody.required ?? []
   const numbers = new Set(columns.filter(column => numeric(fields[column])))
-  const validate = bodyValidator(RowBody)
+  // Compiled at the first import, not at start.
+  let validate: ReturnType<typeof bodyValidator> | undefined
 
   /** A row's cells as the body of a create would hold them, and the problems of its values, as a body's. */
   function checkRow (row: CsvRow): { values: Values, issues: Issue[] } {
     const values: Values = {}
     for (const [column, cell] of Object.entries(row)) values[column] = numbers.has(column) ? plainDecimal(cell) ?? cell : cell
     normalizeBody(values, RowBody)
+    validate ??= bodyValidator(RowBody)
     if (validate(values)) return { values, issues: [] }
     return { values, issues: schemaIssues(validate.errors ?? [], '/body') }
   }

