@@ -52,6 +52,10 @@ async function main () {
     platform: 'node',
     target: 'node20',
     plugins: [libraries],
+    // V8 keeps a script's source in memory, twice its size once a single
+    // character is not ASCII: the whole bundle is written in ASCII.
+    charset: 'ascii',
+    legalComments: 'none',
     logLevel: 'warning'
   })
   writeFileSync(path.join(dist, 'server.js'), "'use strict'\n// The service, bundled by the build (scripts/bundle.js).\nrequire('./start/server.js')\n")

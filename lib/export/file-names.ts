@@ -7,7 +7,7 @@ export function slug (name: string, fallback: string): string {
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
-    .replace(/[øæœßđðłþıħ]/g, letter => LETTERS[letter])
+    .replace(/[\u00f8\u00e6\u0153\u00df\u0111\u00f0\u0142\u00fe\u0131\u0127]/g, letter => LETTERS[letter])
     .replace(/[^a-z0-9]+/g, '-')
     .slice(0, 60)
     .replace(/^-+|-+$/g, '')
