@@ -42,7 +42,11 @@ t.test('every path it copies exists after a build, and its command is the built 
   const image = path.join(work, String(stages.length - 1))
 
   const cmd = split(lastOf(final, 'CMD')?.args ?? '').words
-  t.same(cmd, ['node', 'dist/server.js'], 'CMD runs the built entry point with node, in exec form')
+  // The unit's V8 flags, which the bench starts the service with too.
+  const unit = readFileSync(path.join(ROOT, 'deploy', 'child-health.service'), 'utf8')
+  const flags = (/^ExecStart=\S+\s+(.*)$/m.exec(unit)?.[1] ?? '').split(/\s+/).filter(word => word.startsWith('--'))
+  t.ok(flags.includes('--max-semi-space-size=2'), 'the unit keeps V8\'s young generation small')
+  t.same(cmd, ['node', ...flags, 'dist/server.js'], 'CMD runs the built entry point with node and the unit\'s V8 flags, in exec form')
   t.ok(existsSync(path.join(image, 'dist', 'server.js')), 'dist/server.js is in the image')
   t.ok(existsSync(path.join(image, 'dist', 'cli.js')), 'and so is the command line, dist/cli.js')
   t.ok(existsSync(path.join(image, 'dist', 'migrations', '00000000-000000-base-schema.sql')), 'and the migrations beside them')

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { settings } from './settings'
 import { startProcess, stopProcess, waitForHttp } from './processes'
@@ -19,6 +19,14 @@ export interface Service {
   startMs: number
   /** Stops it before the run ends. */
   stop: () => Promise<void>
+}
+
+/** The V8 flags the systemd unit starts the service with (its ExecStart= line), so that the bench measures the service as deployed. */
+export function productionFlags (): string[] {
+  const unit = readFileSync(path.join(ROOT, 'deploy', 'child-health.service'), 'utf8')
+  const start = /^ExecStart=(\S+)\s+(.*)$/m.exec(unit)
+  if (start === null) throw new Error('deploy/child-health.service has no ExecStart= line')
+  return start[2].split(/\s+/).filter(word => word.startsWith('--'))
 }
 
 /** Only what the child needs: nothing of the caller's configuration leaks into the service. */
@@ -67,7 +75,7 @@ export async function startService (databaseUrl: string, dir: string, options: {
     ...(growthTables ? {} : { GROWTH_DATA_URL: 'http://127.0.0.1:9/' }),
     ...options.env
   }
-  const args = process.env.BENCH_FROM_SOURCE === '1' ? ['--import', 'tsx', 'server.ts'] : ['dist/server.js']
+  const args = process.env.BENCH_FROM_SOURCE === '1' ? ['--import', 'tsx', 'server.ts'] : [...productionFlags(), 'dist/server.js']
   const spawnedAt = performance.now()
   const service = startProcess(name === 'service' ? 'the service' : `the ${name}`, args, env, ROOT)
   const url = `http://127.0.0.1:${port}`
