@@ -69,6 +69,11 @@ const KEY_HEADER = Type.String({
 
 const REPLAYED = { 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present on the first answer of an Idempotency-Key given again' } }
 
+/** A route's hooks of one kind, as a list. */
+function listOf<T> (hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
+}
+
 /** A write route's schema with the key's header and answers. */
 function keyedSchema (schema: Record<string, unknown>): Record<string, unknown> {
   const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, TSchema> }
@@ -118,11 +123,15 @@ export default fp(async function idempotency (fastify) {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     const schema = route.schema as Record<string, unknown> | undefined
     const bearer = (schema?.security as Array<Record<string, unknown>> | undefined)?.some(item => 'bearer' in item) === true
-    if (schema === undefined || !bearer || !methods.some(method => KEYED_METHODS.includes(method))) return
-    route.config = { ...route.config, idempotency: route.config?.idempotency ?? 'held' }
-    route.schema = keyedSchema(schema)
-    const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
-    route.preHandler = [...hooks, replayHeld]
+    if (schema !== undefined && bearer && methods.some(method => KEYED_METHODS.includes(method))) {
+      route.config = { ...route.config, idempotency: route.config?.idempotency ?? 'held' }
+      route.schema = keyedSchema(schema)
+      route.preHandler = [...listOf(route.preHandler), replayHeld]
+    }
+    // Only routes that take a key keep answers: no other request pays for these hooks.
+    if (route.config?.idempotency === undefined) return
+    route.onSend = [...listOf(route.onSend), keepAnswerOnSend]
+    route.onResponse = [...listOf(route.onResponse), endUnsent]
   })
 
 
@@ -245,7 +254,8 @@ export default fp(async function idempotency (fastify) {
     return JSON.stringify(answer.body)
   }
 
-  fastify.addHook('onSend', async (request, reply, payload) => {
+  /** Keeps the answer of a keyed write, with its write or just after it. */
+  async function keepAnswerOnSend (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const run = request.idempotency
     if (run === null || run.settled) return payload
     const body = bodyOf(payload)
@@ -273,16 +283,16 @@ export default fp(async function idempotency (fastify) {
       await settle(run)
       return error instanceof NotKept ? payload : failed(request, reply, error as Error)
     }
-  })
+  }
 
-  // A request that ended without sending (its reply hijacked) keeps nothing.
-  fastify.addHook('onResponse', async request => {
+  /** A request that ended without sending (its reply hijacked) keeps nothing. */
+  async function endUnsent (request: FastifyRequest): Promise<void> {
     const run = request.idempotency
     if (run === null || run.settled) return
     run.end({ kept: false, answer: { status: 500, headers: {}, body: Buffer.alloc(0) } })
     await run.finished?.catch(() => {})
     await settle(run)
-  })
+  }
 
   // Expired keys are swept: each instance deletes some every few minutes.
   const sweep = setInterval(() => {
