@@ -232,7 +232,7 @@ export function loadConfig (env: Env = process.env): Config {
     growthDataUrl: growthDataUrl(env),
     ...jwt(env, production, dataDir),
     redisUrl: optionalUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'a redis:// or rediss://'),
-    responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
+    responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 32, 0, 65536) * 1024 * 1024,
     logLevel,
     registration: oneOf(env, 'REGISTRATION', ['invite', 'open', 'closed'] as const, 'invite'),
     trustProxy: trustProxy(env),

@@ -207,7 +207,7 @@ t.test('the settings of several instances and of the answer cache', async t => {
   t.equal(defaults.redisUrl, null, 'without REDIS_URL the rate limits stay in memory')
   t.equal(defaults.jwtSecretPrevious, null)
   t.equal(defaults.jwtRefreshSecretPrevious, null)
-  t.equal(defaults.responseCacheBytes, 64 * 1024 * 1024, 'the answer cache holds 64 MB by default')
+  t.equal(defaults.responseCacheBytes, 32 * 1024 * 1024, 'the answer cache holds 32 MB by default')
 
   const set = loadConfig({ ...PRODUCTION, REDIS_URL: 'redis://cache.internal:6379/2', JWT_SECRET_PREVIOUS: 'c'.repeat(32), JWT_REFRESH_SECRET_PREVIOUS: 'd'.repeat(40), RESPONSE_CACHE_MB: '0' })
   t.equal(set.redisUrl, 'redis://cache.internal:6379/2')
