@@ -39,7 +39,7 @@ export interface KeptRunner {
  * The runner starts in the background, as a recovery does, so that a start
  * does not wait for it: jobs added meanwhile wait in the queue.
  */
-export async function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: FastifyBaseLogger, queueLog: QueueLog): Promise<KeptRunner> {
+export function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: FastifyBaseLogger, queueLog: QueueLog): KeptRunner {
   let closing = false
   const events: WorkerEvents = new EventEmitter()
   const { forbiddenFlags, taskList } = capacities(events, spec.capacity, spec.taskList)

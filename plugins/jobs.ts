@@ -4,15 +4,19 @@ import { LOCKS, whileLocked } from '../db/locks'
 import { installQueue, TASKS, type JobLog, type QueueLog } from '../db/queue'
 import { reminderTasks } from '../domain/reminders/tasks'
 import { webhookTasks } from '../domain/webhooks/tasks'
-import { addJob, queueInstalled } from '../sql/queue'
+import { addJob, queueHasWork, queueInstalled } from '../sql/queue'
 import { queueEveryWebhook } from '../sql/webhooks'
 import { keepRunner } from './job-runner'
 
 declare module 'fastify' {
   interface FastifyInstance {
     reminders: {
-      /** Asks for a scan now, on whichever instance's worker takes it first. */
+      /** Asks for a scan now, on whichever instance's worker takes it first; starts this instance's worker if it waits for work. */
       scanSoon: () => Promise<void>
+    }
+    jobs: {
+      /** Starts this instance's worker if it waits for work: a webhook or a channel was just made. */
+      wanted: () => void
     }
   }
 }
@@ -53,8 +57,10 @@ export default fp(async function jobs (fastify) {
   fastify.decorate('reminders', {
     async scanSoon () {
       await scanJob(sql<Row[]>`now()`, 'replace')
+      startWorker()
     }
   })
+  fastify.decorate('jobs', { wanted: () => { startWorker() } })
   const taskLog: JobLog = {
     info: (meta, message) => fastify.log.info(meta, message),
     warn: (meta, message) => fastify.log.warn(meta, message)
@@ -75,6 +81,26 @@ export default fp(async function jobs (fastify) {
   let closing = false
   let runner: { stop: () => Promise<void> } | null = null
   let ticking: NodeJS.Timeout | undefined
+  let waiting: NodeJS.Timeout | undefined
+
+  /** The worker and the scan's tick, once: the worker's libraries load here. */
+  function startWorker (): void {
+    if (!config.jobWorker || runner !== null || closing) return
+    clearInterval(waiting)
+    runner = keepRunner(fastify.databaseUrl, sql, {
+      capacity: CAPACITY,
+      taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) }
+    }, fastify.log, log)
+    void tick()
+    ticking = setInterval(() => { void tick() }, SCAN_TICK_MS)
+    ticking.unref()
+  }
+
+  /** Whether there is work for a worker; while the database is away, as if there were. */
+  async function work (): Promise<boolean> {
+    return await queueHasWork(sql).catch(() => true)
+  }
+
   // The database is touched once every plugin and route is registered, so
   // that an app can be built, and its schemas compiled, without one.
   fastify.addHook('onReady', async () => {
@@ -84,17 +110,23 @@ export default fp(async function jobs (fastify) {
     // Each webhook gets a run, for changes whose job a lost queue or a restore did not make.
     await queueEveryWebhook(sql)
     if (!config.jobWorker) return
-    runner = await keepRunner(fastify.databaseUrl, sql, {
-      capacity: CAPACITY,
-      taskList: { ...reminderTasks(sql, config, taskLog), ...webhookTasks(sql, config, taskLog, () => closing) }
-    }, fastify.log, log)
-    void tick()
-    ticking = setInterval(() => { void tick() }, SCAN_TICK_MS)
-    ticking.unref()
+    // The worker starts when there is work for it: a channel to send reminders
+    // through, a webhook, or a job waiting. Until then its libraries stay
+    // unloaded, and every SCAN_TICK_MS the instance looks again (another
+    // instance may have made the first); a channel or webhook made here starts it at once.
+    if (await work()) {
+      startWorker()
+      return
+    }
+    waiting = setInterval(() => {
+      void work().then(wanted => { if (wanted) startWorker() })
+    }, SCAN_TICK_MS)
+    waiting.unref()
   })
 
   fastify.addHook('onClose', async () => {
     closing = true
+    clearInterval(waiting)
     clearInterval(ticking)
     await runner?.stop()
   })

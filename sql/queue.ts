@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
-import { QUEUE_SCHEMA, queueInstaller } from '../db/queue'
+import { QUEUE_SCHEMA, queueInstaller, TASKS } from '../db/queue'
 
 export interface JobOptions {
   /** When it may run; now when left out. */
@@ -54,4 +54,17 @@ export async function queueInstalled (db: Db): Promise<boolean> {
   const [{ installer }] = await db<Array<{ installer: string | null }>>`
     select obj_description(to_regnamespace(${QUEUE_SCHEMA}), 'pg_namespace') as installer`
   return installer === queueInstaller()
+}
+
+/**
+ * Whether a worker has work: a channel to send reminders through (the scan
+ * finds nothing without one), a webhook, or a job of another task than the
+ * scan waiting in the queue.
+ */
+export async function queueHasWork (db: Db): Promise<boolean> {
+  const [{ work }] = await db<Array<{ work: boolean }>>`
+    select exists (select 1 from notification_channels)
+        or exists (select 1 from webhooks)
+        or exists (select 1 from ${db(QUEUE_SCHEMA)}.jobs where task_identifier <> ${TASKS.scan}) as work`
+  return work
 }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { bearer, build, call, register } from './helper'
+import { bearer, build, call, familyOf, register } from './helper'
 
 /**
  * The optional libraries load when their feature is first used, or at start
@@ -129,4 +129,25 @@ t.test('OIDC, configured, loads openid-client with the first sign-in, which succ
   const pair = await exchange(app, done.fragment.get('oidcCode'))
   t.equal(pair.statusCode, 200, pair.body)
   t.match(pair.json().user, { email: 'alice@example.org' })
+})
+
+t.test('the job queue\'s worker loads with its first work: a start with no channel and no webhook loads neither graphile-worker nor pg; the first webhook starts it', async t => {
+  const QUEUE = ['graphile-worker', 'pg']
+  // A start reads graphile-worker's package.json (its version, to know whether the queue is installed): its code is what counts.
+  const loadedOf = (names: string[]): string[] => names.filter(name => Object.keys(require.cache)
+    .some(file => file.includes(`/node_modules/${name}/`) && !file.endsWith(`/node_modules/${name}/package.json`)))
+  t.same(loadedOf(QUEUE), [], 'nothing before')
+  const app = await build(t, { env: { JOB_WORKER: 'on', WEBHOOK_ALLOW_PRIVATE: 'true' } })
+  const health = await app.inject({ method: 'GET', url: '/api/health' })
+  t.equal(health.statusCode, 200)
+  t.same(loadedOf(QUEUE), [], 'a ready app with nothing for the worker to do loads neither')
+
+  const owner = await register(app)
+  const child = await call(app, owner, 'POST', '/api/children', { name: 'Kim', dateOfBirth: '2024-03-15', sex: 'female' })
+  t.equal(child.statusCode, 201)
+  t.same(loadedOf(QUEUE), [], 'nor do writes without a webhook')
+  const hook = await call(app, owner, 'POST', `/api/families/${familyOf(owner)}/webhooks`, { url: 'http://127.0.0.1:9/hook' })
+  t.equal(hook.statusCode, 201, hook.body)
+  for (let waited = 0; waited < 5000 && loadedOf(QUEUE).length < QUEUE.length; waited += 20) await new Promise(resolve => setTimeout(resolve, 20))
+  t.same(loadedOf(QUEUE), QUEUE, 'the first webhook starts the worker, which loads them')
 })

@@ -42,6 +42,8 @@ const webhooks: FastifyPluginAsyncTypebox = async function (fastify) {
     const created = await createFamilyWebhook(request.db, config, {
       familyId, userId: request.user.id, url: request.body.url, events: request.body.events ?? null, max: MAX_WEBHOOKS
     })
+    // The first webhook gives the job queue's worker something to do: it starts if it waited.
+    await request.afterCommit(async () => { fastify.jobs.wanted() })
     return reply.code(201).header('location', `/api/families/${familyId}/webhooks/${created.id}`).send(created)
   })
 
