@@ -159,7 +159,7 @@ t.test('the stats count the rows and files there are', async t => {
   t.same(empty, {
     users: 5, admins: 2, families: 3, children: 0, ...noRecords(), attachments: 0, storageBytes: 0, activeSessions: 4
   })
-  t.equal(cacheBefore.maxBytes, 64 * 1024 * 1024, 'and the instance\'s cache of answers')
+  t.equal(cacheBefore.maxBytes, 32 * 1024 * 1024, 'and the instance\'s cache of answers')
 
   await seedFamily(app, familyOf(ann), 2)
   await seedFamily(app, familyOf(ben), 1)
