@@ -4,7 +4,7 @@ import { CLOSE_WAIT_MS, settledWithin } from '../lib/waiting'
 
 // graphile-worker and pg load when the queue is first installed or run:
 // a start on an installed queue answers before either has loaded.
-const graphileWorker = (): typeof import('graphile-worker') => require('graphile-worker')
+export const graphileWorker = (): typeof import('graphile-worker') => require('graphile-worker')
 
 /**
  * The job queue: graphile-worker, in a schema of its own in the service's

@@ -20,17 +20,18 @@ export function writtenScheduleValidator (dir = COMPILED_DIR): ValidateFunction 
   return existsSync(file) ? require(file) as ValidateFunction : undefined
 }
 
-type Compiled = ((...args: unknown[]) => unknown) & { errors?: unknown }
+type Compiled = ((value: unknown) => unknown) & { errors?: unknown }
 
 /**
- * A function that loads its code on its first call. A validator's errors
- * are read from the function Fastify holds, so they are passed on.
+ * A function that loads its code on its first call. Fastify calls a
+ * validator or serializer with the one value; a validator's errors are read
+ * from the function Fastify holds, so they are passed on.
  */
 function loadedOnUse (file: string): Compiled {
   let loaded: Compiled | undefined
-  const compiled: Compiled = function (this: unknown, ...args: unknown[]) {
+  const compiled: Compiled = (value: unknown) => {
     loaded ??= require(file) as Compiled
-    const result = loaded.apply(this, args)
+    const result = loaded(value)
     compiled.errors = loaded.errors
     return result
   }

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { RouteOptions } from 'fastify'
 import { routeScope, type ScopeOptions } from './scope'
+import { listOf } from '../lib/lists'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -57,7 +58,7 @@ export class BatchRoutes {
       return '([^/]+)'
     }).join('/')
     const fixed = route.url.split('/').filter(segment => !segment.startsWith(':')).length
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+    for (const method of listOf(route.method)) {
       if (!WRITES.includes(method)) continue
       this.routes.push({ method, url: route.url, scope, pattern: new RegExp(`^${source}$`), names, fixed })
     }

@@ -6,6 +6,7 @@ import { errors } from '../lib/errors'
 import { fingerprint, keepsAnswer, keysOf, KEY_LIFETIME_SECONDS, KEY_PATTERN, KEYED_METHODS, REPLAYED_HEADERS, type StoredAnswer } from '../lib/idempotency'
 import { errorResponses } from '../lib/schemas'
 import { keepAnswer, keepLockedAnswer, releaseKey, sweepKeys, type KeyedRequest } from '../sql/idempotency-keys'
+import { listOf } from '../lib/lists'
 import { answerFor } from './errors'
 import { keyClaims, type Held } from './idempotency-keys'
 import { scopeOf } from './scope'
@@ -69,11 +70,6 @@ const KEY_HEADER = Type.String({
 
 const REPLAYED = { 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present on the first answer of an Idempotency-Key given again' } }
 
-/** A route's hooks of one kind, as a list. */
-function listOf<T> (hooks: T | T[] | undefined): T[] {
-  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
-}
-
 /** A write route's schema with the key's header and answers. */
 function keyedSchema (schema: Record<string, unknown>): Record<string, unknown> {
   const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, TSchema> }
@@ -120,10 +116,9 @@ export default fp(async function idempotency (fastify) {
   }
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
     const schema = route.schema as Record<string, unknown> | undefined
     const bearer = (schema?.security as Array<Record<string, unknown>> | undefined)?.some(item => 'bearer' in item) === true
-    if (schema !== undefined && bearer && methods.some(method => KEYED_METHODS.includes(method))) {
+    if (schema !== undefined && bearer && listOf(route.method).some(method => KEYED_METHODS.includes(method))) {
       route.config = { ...route.config, idempotency: route.config?.idempotency ?? 'held' }
       route.schema = keyedSchema(schema)
       route.preHandler = [...listOf(route.preHandler), replayHeld]

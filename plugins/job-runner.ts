@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Runner, TaskList, WorkerEvents } from 'graphile-worker'
 import type { Sql } from '../db/client'
-import { QUEUE_SCHEMA, queueLogger, queuePool, type QueueLog } from '../db/queue'
+import { graphileWorker, QUEUE_SCHEMA, queueLogger, queuePool, type QueueLog } from '../db/queue'
 import { forceUnlockWorkers } from '../sql/queue'
 import { capacities, type Capacity } from './job-capacity'
 
@@ -53,8 +53,7 @@ export function keepRunner (url: string, sql: Sql, spec: RunnerSpec, log: Fastif
     if (!closing) log.warn({ err: error }, 'job queue: an idle connection failed')
   })
   const start = async (): Promise<Runner> => {
-    const { run } = require('graphile-worker') as typeof import('graphile-worker')
-    const started = await run({
+    const started = await graphileWorker().run({
       pgPool: pool,
       schema: QUEUE_SCHEMA,
       concurrency: runnerWorkers(spec.capacity),

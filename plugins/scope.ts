@@ -3,6 +3,7 @@ import { errors, withDetails } from '../lib/errors'
 import { ifMatchVersions } from '../lib/etag'
 import { covers, FAMILY_ROLES, type FamilyRole } from '../lib/roles'
 import type { ClockOf, TargetKind } from '../sql/access'
+import { listOf } from '../lib/lists'
 
 /** What a target of a kind names, as sql/access.ts resolves it: a record's table, or the kind whose history it is. */
 type Named<K extends 'record' | 'history'> = Extract<TargetKind, Record<K, unknown>>[K]
@@ -131,8 +132,7 @@ export function markScope (scope: preHandlerAsyncHookHandler, options: ScopeOpti
 
 /** The options of a route's family scope, or undefined for a route without one. */
 export function routeScope (route: Pick<RouteOptions, 'preHandler'>): ScopeOptions | undefined {
-  const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
-  const scoped = hooks.find(hook => (hook as unknown as Record<symbol, unknown>)[SCOPE] !== undefined) as unknown as Record<symbol, ScopeOptions> | undefined
+  const scoped = listOf(route.preHandler).find(hook => (hook as unknown as Record<symbol, unknown>)[SCOPE] !== undefined) as unknown as Record<symbol, ScopeOptions> | undefined
   return scoped?.[SCOPE]
 }
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../io/config'
+import { productionFlags } from '../bench/lib/service'
 import { all, final, finalEnv, healthcheck, ignored, lastOf, ROOT, run, runHealthcheck, simulate, split, stages, type Stage } from './containerfile'
 
 // Needs neither the test database nor WHO's growth tables: `npm run
@@ -43,8 +44,7 @@ t.test('every path it copies exists after a build, and its command is the built 
 
   const cmd = split(lastOf(final, 'CMD')?.args ?? '').words
   // The unit's V8 flags, which the bench starts the service with too.
-  const unit = readFileSync(path.join(ROOT, 'deploy', 'child-health.service'), 'utf8')
-  const flags = (/^ExecStart=\S+\s+(.*)$/m.exec(unit)?.[1] ?? '').split(/\s+/).filter(word => word.startsWith('--'))
+  const flags = productionFlags()
   t.ok(flags.includes('--max-semi-space-size=2'), 'the unit keeps V8\'s young generation small')
   t.same(cmd, ['node', ...flags, 'dist/server.js'], 'CMD runs the built entry point with node and the unit\'s V8 flags, in exec form')
   t.ok(existsSync(path.join(image, 'dist', 'server.js')), 'dist/server.js is in the image')
