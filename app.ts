@@ -8,6 +8,7 @@ import { logDestination } from './io/log-destination'
 import errors, { JSON_BODY_LIMIT } from './plugins/errors'
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors'
 import { withoutStoredNames } from './lib/files/names'
+import { lazyChildLogger } from './lib/lazy-logger'
 import validation from './plugins/validation'
 import { validatorFactory } from './lib/validation'
 import { serializerFactory } from './lib/serialization'
@@ -163,6 +164,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     http: { headersTimeout: config.headersTimeout, connectionsCheckingInterval: 1000 },
     clientErrorHandler,
     frameworkErrors: frameworkErrors(config.production),
+    childLoggerFactory: lazyChildLogger,
     genReqId: request => {
       const given = request.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
