@@ -97,8 +97,8 @@ export default fp(async function authentication (fastify) {
   async function checkSession (request: FastifyRequest, userId: number, sessionId: number, token: TokenLimits | null): Promise<void> {
     const ahead = prefetchableTarget(request)
     const caller: Caller = { userId, familyId: token?.familyId ?? null }
-    const lookup = ahead === null ? null : targetQuery(request.db, caller, ahead.target, ahead.id, ahead.clock)
-    const principal = await findPrincipal(request.db, userId, sessionId, lookup)
+    const lookup = ahead === null ? null : targetQuery(request.reads, caller, ahead.target, ahead.id, ahead.clock)
+    const principal = await findPrincipal(request.reads, userId, sessionId, lookup)
     admit(principal)
     request.user = { id: userId, role: (principal as Principal).role, sessionId, token }
     if (ahead !== null) request.prefetchedScope = { locator: ahead.locator, id: ahead.id, resolved: (principal as Principal).target }

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { createRequestSql, createSql, POOL_SIZE, type Sql } from '../db/client'
+import { createRequestSql, createSql, LOOKUP_POOL_SIZE, POOL_SIZE, type Sql } from '../db/client'
 import { PoolWatch } from '../db/pool-watch'
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded'
 import { migrate } from '../db/migrate'
@@ -9,6 +9,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The request pool. A request's own work goes through `request.db` (plugins/handover.ts), which may be a transaction it is held in. */
     sql: Sql
+    /**
+     * The lookup pool (LOOKUP_POOL_SIZE connections): only for a request's
+     * first read, of its session and target, which takes no lock and waits
+     * on none, so that no query waits long behind another on a connection.
+     */
+    lookups: Sql
     pool: PoolWatch
     /** The database's URL, for a client of another library (the job queue's). */
     databaseUrl: string
@@ -53,11 +59,13 @@ export default fp<DbOptions>(async function db (fastify, opts) {
   }
 
   const sql = createRequestSql(url, fastify.config.statementTimeout)
+  const lookups = createRequestSql(url, fastify.config.statementTimeout, LOOKUP_POOL_SIZE)
   fastify.decorate('sql', sql)
+  fastify.decorate('lookups', lookups)
   fastify.decorate('databaseUrl', url)
   fastify.decorate('pool', new PoolWatch(sql, POOL_SIZE))
   fastify.addHook('onClose', async () => {
-    await sql.end({ timeout: 5 })
+    await Promise.all([sql.end({ timeout: 5 }), lookups.end({ timeout: 5 })])
     await embedded?.stop()
   })
 }, { name: 'db', dependencies: ['config'] })

@@ -19,6 +19,12 @@ declare module 'fastify' {
      * that reads or writes a family's data goes through it.
      */
     db: Sql
+    /**
+     * The request's way to the database for a short read that takes no lock
+     * (its session and target): the lookup pool (plugins/db.ts), or the
+     * transaction it is held in, where the read sees the transaction's writes.
+     */
+    reads: Sql
     /** The only family the request may touch (a batch's), or null. */
     onlyFamily: number | null
     /**
@@ -52,6 +58,9 @@ export default fp(async function handover (fastify) {
   fastify.decorateRequest('handed', null)
   fastify.decorateRequest('db', {
     getter (this: FastifyRequest): Sql { return this.handed?.sql ?? fastify.sql }
+  })
+  fastify.decorateRequest('reads', {
+    getter (this: FastifyRequest): Sql { return this.handed?.sql ?? fastify.lookups }
   })
   fastify.decorateRequest('onlyFamily', {
     getter (this: FastifyRequest): number | null { return this.handed?.familyId ?? null }

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import path from 'node:path'
 import { buildApp } from '../app'
+import { POOL_SIZE } from '../db/client'
 import { call, login, register, tempDir, testConfig, testDatabase, type App, type Pair, type TestDatabase } from './helper'
 
 /**
@@ -142,4 +143,31 @@ t.test('a list read decides alike whether an answer is held by the client, by th
     t.equal((await read(app, session, current.headers.etag as string)).statusCode, 401, 'a logged-out session with the current ETag: 401, not 304')
     t.equal((await read(app, session)).statusCode, 401, 'and without: 401')
   }
+})
+
+t.test('a kept answer is served while every connection of the request pool is held, with the session still read at each request', async t => {
+  const db = await testDatabase(t)
+  const app = await instance(t, db)
+  const ann = await family(app, 'held')
+  const list = `/api/children/${ann.childId}/measurements`
+  const first = await call(app, ann.pair, 'GET', list)
+  t.equal(first.statusCode, 200)
+
+  const held = await Promise.all(Array.from({ length: POOL_SIZE }, () => app.sql.reserve()))
+  t.teardown(() => { for (const connection of held) connection.release() })
+  const inTime = <T>(answer: Promise<T>): Promise<T | 'waited'> =>
+    Promise.race([answer, new Promise<'waited'>(resolve => setTimeout(() => resolve('waited'), 5000))])
+
+  const kept = await inTime(call(app, ann.pair, 'GET', list))
+  t.not(kept, 'waited', 'the read does not wait for the request pool')
+  if (kept !== 'waited') {
+    t.equal(kept.statusCode, 200)
+    t.equal(kept.body, first.body, 'it is the kept answer')
+  }
+  const unchanged = await inTime(call(app, ann.pair, 'GET', list, undefined, { 'if-none-match': first.headers.etag as string }))
+  t.equal(unchanged === 'waited' ? 'waited' : unchanged.statusCode, 304, 'and a 304 as well')
+
+  await db.sql`update sessions set revoked_at = now() where user_id = (select id from users where email = ${ann.email})`
+  const ended = await inTime(call(app, ann.pair, 'GET', list))
+  t.equal(ended === 'waited' ? 'waited' : ended.statusCode, 401, 'a session ended meanwhile is refused at once')
 })

@@ -23,6 +23,8 @@ export interface Service {
 
 /** The V8 flags the systemd unit starts the service with (its ExecStart= line), so that the bench measures the service as deployed. */
 export function productionFlags (): string[] {
+  const given = process.env.BENCH_NODE_FLAGS
+  if (given !== undefined) return given.split(/\s+/).filter(word => word !== '')
   const unit = readFileSync(path.join(ROOT, 'deploy', 'child-health.service'), 'utf8')
   const start = /^ExecStart=(\S+)\s+(.*)$/m.exec(unit)
   if (start === null) throw new Error('deploy/child-health.service has no ExecStart= line')

@@ -67,7 +67,7 @@ export function listInStatement (fastify: FastifyInstance, options: ScopeOptions
     let found: { role: 'admin' | 'user', disabled: boolean, sessionActive: boolean, target: Resolved | null, body: string | null } | undefined
     if (typeof id !== 'number') found = undefined
     else if (held.any) {
-      const principal = await findPrincipal(request.db, userId, sessionId, targetQuery(request.db, caller, options.target, id, clock))
+      const principal = await findPrincipal(request.reads, userId, sessionId, targetQuery(request.reads, caller, options.target, id, clock))
       found = principal === undefined ? undefined : { ...principal, body: null }
     } else found = await readChecked(request.db, { caller, sessionId }, options.target, id, clock, page(request))
     decided(request, options, { principal: found, target: found?.target ?? null })
