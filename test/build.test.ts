@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -34,6 +34,14 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   for (const file of ['server.js', 'cli.js', 'scripts/wait-for-health.js', 'migrations/00000000-000000-base-schema.sql', 'db/functions/README.md', 'package.json', ...CDC_FILES, 'schedules/us-routine.json']) {
     t.ok(existsSync(path.join(ROOT, 'dist', file)), `npm run build made dist/${file}`)
   }
+
+  // Health is asked every few seconds: its written-out serializers choose no branch at run time, which would load Ajv.
+  const compiled = path.join(ROOT, 'dist', 'compiled')
+  const healthSerializers = readdirSync(compiled).filter(file => file.endsWith('.js'))
+    .map(file => readFileSync(path.join(compiled, file), 'utf8'))
+    .filter(code => code.includes('fast-json-stringify/lib/serializer') && /\/\/ "(Health|Unhealthy)#"/.test(code))
+  t.equal(healthSerializers.length, 2, 'the build wrote out the serializers of both health answers')
+  t.notOk(healthSerializers.some(code => code.includes('fast-json-stringify/lib/validator')), 'and neither needs a validator')
 
   // A copy of the built service beside a production install, as on a server.
   const install = mkdtempSync(path.join(os.tmpdir(), 'child-health-install-'))
