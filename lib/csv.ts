@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { parse } from 'csv-parse'
+import type * as CsvParse from 'csv-parse'
 
 /**
  * Reading a CSV file a spreadsheet wrote: a header row naming the columns,
@@ -173,6 +173,8 @@ interface Parsed {
 }
 
 function parserFor (text: string, onRecord?: (cells: string[], context: { bytes: number }) => string[] | null) {
+  // Loaded at the first CSV read, not at every start.
+  const { parse } = require('csv-parse') as typeof CsvParse
   return parse({
     delimiter: separatorOf(text),
     bom: true,

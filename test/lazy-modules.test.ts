@@ -9,7 +9,8 @@ import { bearer, build, call, familyOf, register } from './helper'
  * this file in a process of its own, so the module cache starts clean.
  */
 
-const OPTIONAL = ['ioredis', 'web-push', 'nodemailer', 'openid-client', 'jose', 'qrcode', 'undici', 'file-type']
+// The CSV parser and the zip writer are not optional, but load with the first CSV read and the first archive.
+const OPTIONAL = ['ioredis', 'web-push', 'nodemailer', 'openid-client', 'jose', 'qrcode', 'undici', 'file-type', 'csv-parse', 'yazl']
 
 function loaded (name: string): boolean {
   return Object.keys(require.cache).some(file => file.includes(`/node_modules/${name}/`))

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
 import { Transform, type Readable, type TransformCallback } from 'node:stream'
 import { finished, pipeline } from 'node:stream/promises'
-import { ZipFile } from 'yazl'
+import type * as Yazl from 'yazl'
 import { Output } from '../../lib/export/output'
 
 /** An entry of the archive: its path, its size and the SHA-256 of its bytes. */
@@ -46,7 +46,8 @@ async function openFile (path: string): Promise<FileHandle | null> {
 export class ZipWriter {
   readonly files: ArchivedFile[] = []
   readonly signal: AbortSignal
-  private readonly zip = new ZipFile()
+  // Loaded at the first archive, not at every start.
+  private readonly zip = new (require('yazl') as typeof Yazl).ZipFile()
   private readonly failed = new AbortController()
 
   constructor (signal: AbortSignal, private readonly mtime: Date) {
