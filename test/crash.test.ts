@@ -57,7 +57,9 @@ t.test('a server killed during a burst of multi-step writes leaves nothing half-
     }
   }
   const clients = Array.from({ length: 8 }, (_, i) => burst(i))
-  await new Promise(resolve => setTimeout(resolve, 1500))
+  // The kill comes once the burst is well under way, however busy the machine is.
+  for (const end = Date.now() + 30_000; acknowledged <= 10 && Date.now() < end;) await new Promise(resolve => setTimeout(resolve, 50))
+  await new Promise(resolve => setTimeout(resolve, 300))
   first.child.kill('SIGKILL')
   await first.exited
   running = false
