@@ -41,8 +41,9 @@ export const POOL_SIZE = 10
  * Connections of the lookup pool: the one short read every request makes
  * first (its session and target). Few, so that when many requests come at
  * once their lookups share connections and round trips (postgres.js sends a
- * busy connection's queries together): under 32 concurrent reads, a third
- * more requests a second than on ten connections.
+ * busy connection's queries together): under 32 concurrent cached list
+ * reads, about a fifth more requests a second than on the ten of the
+ * request pool.
  */
 export const LOOKUP_POOL_SIZE = 2
 
