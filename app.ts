@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawServerDefault } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyPluginCallback, type FastifyRequest, type RawServerDefault } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -139,6 +139,22 @@ function loggedRequest (request: FastifyRequest): Record<string, unknown> {
   }
 }
 
+/** A plugin of the app, alone or with its options. */
+type Registered = FastifyPluginAsync<any> | FastifyPluginCallback<any> | [FastifyPluginAsync<any> | FastifyPluginCallback<any>, object]
+
+/**
+ * Registers the plugins in order, giving the event loop a turn after each.
+ * Registering never waits for I/O by itself: the turns let the database's
+ * start (the migrations, the job queue's check) go on meanwhile.
+ */
+async function registerEach (instance: FastifyInstance<any, any, any, any, any>, plugins: Registered[]): Promise<void> {
+  for (const entry of plugins) {
+    const [plugin, opts] = Array.isArray(entry) ? entry : [entry, {}]
+    await instance.register(plugin, opts)
+    await new Promise(resolve => setImmediate(resolve))
+  }
+}
+
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>
 
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<App> {
@@ -190,60 +206,22 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     done(null, payload)
   })
 
-  await app.register(configPlugin, { config })
-  await app.register(errors)
-  await app.register(validation)
-  await app.register(security)
-  await app.register(db, options.db ?? {})
-  await app.register(handover)
-  await app.register(openapi, { schemas: namedSchemas })
-  await app.register(growth)
-  await app.register(responseCache)
-  await app.register(conditionalReads)
-  await app.register(passwords)
-  await app.register(tokens)
-  await app.register(authentication)
-  await app.register(access)
-  await app.register(idempotency)
-  await app.register(batchRoutes)
-  await app.register(changeEvents)
-  await app.register(uploads)
-  await app.register(jobs)
-  await app.register(shareSweep)
-
-  await app.register(health)
-  await app.register(docs)
-  await app.register(authRoutes)
-  await app.register(invites)
-  await app.register(mePassword)
-  await app.register(staticFiles)
-  await app.register(calendarFile, { prefix: '/api/calendar' })
-  await app.register(events)
-  await app.register(shl, { prefix: '/api/shl' })
+  await registerEach(app, [
+    [configPlugin, { config }], errors, validation, security, [db, options.db ?? {}], handover,
+    [openapi, { schemas: namedSchemas }], growth, responseCache, conditionalReads, passwords, tokens,
+    authentication, access, idempotency, batchRoutes, changeEvents, uploads, jobs, shareSweep,
+    health, docs, authRoutes, invites, mePassword, staticFiles,
+    [calendarFile, { prefix: '/api/calendar' }], events, [shl, { prefix: '/api/shl' }]
+  ])
 
   // Everything registered here needs a valid access token.
   await app.register(async function protectedRoutes (api) {
     api.addHook('onRequest', api.authenticate)
-    await api.register(me)
-    await api.register(calendarFeeds)
-    await api.register(notifications)
-    await api.register(growthStandards)
-    await api.register(vaccineSchedules)
-    await api.register(families)
-    await api.register(admin)
-    await api.register(children)
-    await api.register(records)
-    await api.register(measurementImports)
-    await api.register(attachments)
-    await api.register(avatars)
-    await api.register(childGrowth)
-    await api.register(dueVaccines)
-    await api.register(exportRoutes)
-    await api.register(changes)
-    await api.register(batch)
-    await api.register(push)
-    await api.register(shares)
-    await api.register(webhooks)
+    await registerEach(api, [
+      me, calendarFeeds, notifications, growthStandards, vaccineSchedules, families, admin, children,
+      records, measurementImports, attachments, avatars, childGrowth, dueVaccines, exportRoutes,
+      changes, batch, push, shares, webhooks
+    ])
   })
 
   return app

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
 import { createRequestSql, createSql, LOOKUP_POOL_SIZE, POOL_SIZE, type Sql } from '../db/client'
 import { PoolWatch } from '../db/pool-watch'
@@ -18,6 +19,12 @@ declare module 'fastify' {
     pool: PoolWatch
     /** The database's URL, for a client of another library (the job queue's). */
     databaseUrl: string
+    /**
+     * Settled once the migrations are applied, while the app is still being
+     * registered; without migrations (`migrate: false`), once the app is
+     * ready. A plugin's first use of the database waits for it.
+     */
+    migrated: Promise<void>
   }
 }
 
@@ -26,6 +33,16 @@ export interface DbOptions {
   migrate?: boolean
   /** Directory of the migration files (default ./migrations). */
   migrationsDir?: string
+}
+
+/** Applies the pending migrations on a connection of their own, closed once they are done. */
+async function applyMigrations (url: string, dir: string | undefined, log: FastifyBaseLogger): Promise<void> {
+  const migrating = createSql(url, { max: 1 })
+  try {
+    await migrate(migrating, { dir, log })
+  } finally {
+    await migrating.end({ timeout: 5 })
+  }
 }
 
 /**
@@ -46,17 +63,24 @@ export default fp<DbOptions>(async function db (fastify, opts) {
 
   // Migrations may wait for another instance's lock and build indexes for
   // long: they run on a connection of their own, without the request limits.
-  if (opts.migrate !== false) {
-    const migrating = createSql(url, { max: 1 })
+  // They run while the rest of the app is registered; the app is ready, and
+  // listens, once they are applied. Without them, the database is first
+  // touched when the app is ready.
+  let ready: () => void = () => {}
+  const applying = opts.migrate === false ? null : applyMigrations(url, opts.migrationsDir, fastify.log)
+  // A failure is thrown when the app is made ready, not where nobody waits for it.
+  applying?.catch(() => {})
+  const migrated = applying ?? new Promise<void>(resolve => { ready = resolve })
+  fastify.decorate('migrated', migrated)
+  fastify.addHook('onReady', async () => {
+    ready()
     try {
-      await migrate(migrating, { dir: opts.migrationsDir, log: fastify.log })
+      await migrated
     } catch (error) {
-      await migrating.end({ timeout: 5 })
       await embedded?.stop()
       throw error
     }
-    await migrating.end({ timeout: 5 })
-  }
+  })
 
   const sql = createRequestSql(url, fastify.config.statementTimeout)
   const lookups = createRequestSql(url, fastify.config.statementTimeout, LOOKUP_POOL_SIZE)
@@ -65,6 +89,8 @@ export default fp<DbOptions>(async function db (fastify, opts) {
   fastify.decorate('databaseUrl', url)
   fastify.decorate('pool', new PoolWatch(sql, POOL_SIZE))
   fastify.addHook('onClose', async () => {
+    // A migration under way is not cut short by a close.
+    await applying?.catch(() => {})
     await Promise.all([sql.end({ timeout: 5 }), lookups.end({ timeout: 5 })])
     await embedded?.stop()
   })

@@ -43,9 +43,9 @@ function fileNames (names: Iterable<TableName>): string {
 
 /**
  * The WHO growth reference tables. They are read from GROWTH_DATA_DIR at
- * start; missing ones are downloaded once in the background and checked
- * against their pinned SHA-256. Until all nine are there, growth routes answer
- * 503 and everything else works.
+ * start, before the app is ready; missing ones are downloaded once in the
+ * background and checked against their pinned SHA-256. Until all nine are
+ * there, growth routes answer 503 and everything else works.
  */
 export default fp(async function growth (fastify) {
   const { growthDataDir: dir, growthDataUrl: mirror } = fastify.config
@@ -133,14 +133,17 @@ export default fp(async function growth (fastify) {
     if (state.ready) log.info({ dir }, 'growth tables downloaded')
   }
 
-  const local = await readTableFiles(dir)
-  for (const [name, reason] of local.failed) log.warn({ dir }, `growth table ${TABLE_SOURCES[name].file} refused: ${reason}`)
-  if (local.files.size === TABLE_NAMES.length) {
-    use(local.files)
-    return
-  }
-
+  // The files are read while the rest of the app is registered; the app is
+  // ready once they are checked, and downloads what is missing from then on.
+  const reading = readTableFiles(dir)
+  reading.catch(() => {})
   fastify.addHook('onReady', async () => {
+    const local = await reading
+    for (const [name, reason] of local.failed) log.warn({ dir }, `growth table ${TABLE_SOURCES[name].file} refused: ${reason}`)
+    if (local.files.size === TABLE_NAMES.length) {
+      use(local.files)
+      return
+    }
     state.loading = download().catch(error => {
       log.warn({ err: error, dir }, 'growth tables could not be downloaded; growth routes answer 503')
     })

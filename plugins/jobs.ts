@@ -101,15 +101,15 @@ export default fp(async function jobs (fastify) {
     return await queueHasWork(sql).catch(() => true)
   }
 
-  // The database is touched once every plugin and route is registered, so
-  // that an app can be built, and its schemas compiled, without one.
-  fastify.addHook('onReady', async () => {
+  /** The queue installed, the webhooks' runs queued, and the worker started if there is work. */
+  async function start (): Promise<void> {
+    begun = true
     // graphile-worker creates its schema with no lock of its own: instances starting at once take turns.
     // A queue this version installed is left as it is.
     if (!(await queueInstalled(sql))) await whileLocked(sql, LOCKS.jobQueue, async () => { await installQueue(fastify.databaseUrl, log) })
     // Each webhook gets a run, for changes whose job a lost queue or a restore did not make.
     await queueEveryWebhook(sql)
-    if (!config.jobWorker) return
+    if (!config.jobWorker || closing) return
     // The worker starts when there is work for it: a channel to send reminders
     // through, a webhook, or a job waiting. Until then its libraries stay
     // unloaded, and every SCAN_TICK_MS the instance looks again (another
@@ -122,10 +122,20 @@ export default fp(async function jobs (fastify) {
       void work().then(wanted => { if (wanted) startWorker() })
     }, SCAN_TICK_MS)
     waiting.unref()
-  })
+  }
+
+  // The queue is made ready as soon as the migrations are applied, while the
+  // rest of the app is registered; the app is ready once it is. An app built
+  // without migrations touches the database only when it is made ready.
+  let begun = false
+  const started = fastify.migrated.then(start)
+  started.catch(() => {})
+  fastify.addHook('onReady', async () => { await started })
 
   fastify.addHook('onClose', async () => {
     closing = true
+    // A start under way ends first; one not begun never will.
+    if (begun) await started.catch(() => {})
     clearInterval(waiting)
     clearInterval(ticking)
     await runner?.stop()
