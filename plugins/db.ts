@@ -84,6 +84,9 @@ export default fp<DbOptions>(async function db (fastify, opts) {
 
   const sql = createRequestSql(url, fastify.config.statementTimeout)
   const lookups = createRequestSql(url, fastify.config.statementTimeout, LOOKUP_POOL_SIZE)
+  // The request pool's first connection opens beside the migrations', for
+  // the job queue's check that follows them and the first requests.
+  if (applying !== null) sql`select 1`.catch(() => {})
   fastify.decorate('sql', sql)
   fastify.decorate('lookups', lookups)
   fastify.decorate('databaseUrl', url)
