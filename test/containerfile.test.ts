@@ -46,6 +46,7 @@ t.test('every path it copies exists after a build, and its command is the built 
   // The unit's V8 flags, which the bench starts the service with too.
   const flags = productionFlags()
   t.ok(flags.includes('--max-semi-space-size=2'), 'the unit keeps V8\'s young generation small')
+  t.ok(flags.includes('--heap-growing-percent=50'), 'and lets the old generation grow by half before a collection')
   t.same(cmd, ['node', ...flags, 'dist/server.js'], 'CMD runs the built entry point with node and the unit\'s V8 flags, in exec form')
   t.ok(existsSync(path.join(image, 'dist', 'server.js')), 'dist/server.js is in the image')
   t.ok(existsSync(path.join(image, 'dist', 'cli.js')), 'and so is the command line, dist/cli.js')
