@@ -40,4 +40,10 @@ async function main (): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'))
 }
 
-main().catch(fail)
+/** Starts the service; a start that fails says why and exits. */
+export function start (): void {
+  main().catch(fail)
+}
+
+// Run as a program (`npm start`); the bundle's loader, dist/server.js, calls start() itself.
+if (require.main === module) start()

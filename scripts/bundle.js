@@ -2,9 +2,10 @@
 // hundred and fifty files) and the plain JavaScript libraries it loads at
 // start (Fastify, TypeBox, postgres.js, ...; some three hundred more) are
 // bundled into one file, dist/start/server.js, so that a start reads one
-// file instead of finding and reading each. dist/server.js becomes the line
-// that runs it; the other entry points (the command line, the readiness
-// wait) and the password worker stay as built.
+// file instead of finding and reading each. dist/server.js becomes the
+// loader that runs it (scripts/server-loader.js), and scripts/code-cache.js
+// then keeps V8's code of it; the other entry points (the command line, the
+// readiness wait) and the password worker stay as built.
 //
 // The bundle sits one folder below dist/, as the modules it holds did, so
 // that each finds what it reads beside the built code (../migrations, ...).
@@ -13,7 +14,7 @@
 // a feature is used, or are what the written-out validators and serializers
 // (dist/compiled/) require themselves.
 const { build } = require('esbuild')
-const { writeFileSync } = require('node:fs')
+const { copyFileSync } = require('node:fs')
 const path = require('node:path')
 
 const dist = path.join(__dirname, '..', 'dist')
@@ -91,7 +92,7 @@ async function main () {
     legalComments: 'none',
     logLevel: 'warning'
   })
-  writeFileSync(path.join(dist, 'server.js'), "'use strict'\n// The service, bundled by the build (scripts/bundle.js).\nrequire('./start/server.js')\n")
+  copyFileSync(path.join(__dirname, 'server-loader.js'), path.join(dist, 'server.js'))
 }
 
 main().catch(error => {

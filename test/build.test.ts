@@ -11,6 +11,7 @@ import { serializerFactory } from '../lib/serialization'
 import { validatorFactory } from '../lib/validation'
 import { samples } from './schema-samples'
 import { freePort } from '../db/embedded'
+import { productionFlags } from '../bench/lib/service'
 
 const ROOT = path.join(__dirname, '..')
 const run = promisify(execFile)
@@ -29,10 +30,17 @@ async function health (port: number): Promise<{ status: number, body: any } | nu
 
 t.setTimeout(300000)
 
-/** Loaded before the service: on SIGUSR2 it writes the packages loaded so far, by name, to LOADED_FILE. */
+/**
+ * Loaded before the service: on SIGUSR2 it writes the packages loaded so far,
+ * by name, to LOADED_FILE; as the process exits, what became of the bundle's
+ * compiled code (dist/server.js's codeCache) to CACHE_FILE, when set.
+ */
 const LOADED_PROBE = `process.on('SIGUSR2', () => {
   const names = Object.keys(require.cache).map(file => (/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(file) ?? [])[1]).filter(Boolean)
   require('node:fs').writeFileSync(process.env.LOADED_FILE, JSON.stringify([...new Set(names)]))
+})
+process.on('exit', () => {
+  if (process.env.CACHE_FILE) require('node:fs').writeFileSync(process.env.CACHE_FILE, String(process.mainModule.exports.codeCache))
 })
 `
 
@@ -99,7 +107,9 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   const probe = path.join(files, 'loaded-probe.js')
   writeFileSync(probe, LOADED_PROBE)
   const loadedFile = path.join(files, 'loaded.json')
-  const server = spawn(process.execPath, ['--require', probe, 'dist/server.js'], { cwd: install, env: { ...env, LOADED_FILE: loadedFile }, stdio: ['ignore', 'ignore', 'pipe'] })
+  // As the systemd unit starts it: with its V8 flags, which the build compiled the bundle with.
+  const cacheFile = path.join(files, 'code-cache.txt')
+  const server = spawn(process.execPath, [...productionFlags(), '--require', probe, 'dist/server.js'], { cwd: install, env: { ...env, LOADED_FILE: loadedFile, CACHE_FILE: cacheFile }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   server.stderr.on('data', chunk => { stderr += chunk })
   const exited = new Promise<number | null>(resolve => server.on('exit', code => resolve(code)))
@@ -156,6 +166,32 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   server.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops it cleanly')
   t.equal(stderr, '', 'nothing went wrong on the way')
+  t.equal(readFileSync(cacheFile, 'utf8'), 'used', 'the start ran the code the build compiled, not the bundle parsed afresh')
+
+  // The same install, started with a configuration it refuses: the bundle loads, whatever became of the cache, then says why.
+  const refusedStart = async (flags: string[]): Promise<{ codeCache: string, stderr: string }> => {
+    rmSync(cacheFile, { force: true })
+    const result = await run(process.execPath, [...flags, '--require', probe, 'dist/server.js'], { cwd: install, env: { ...env, DATABASE_URL: 'not a url', CACHE_FILE: cacheFile } }).then(() => null, (error: { code: number, stderr: string }) => error)
+    t.equal(result?.code, 1, `with ${flags.join(' ') || 'no flags'}, a start with a bad DATABASE_URL exits with 1`)
+    return { codeCache: readFileSync(cacheFile, 'utf8'), stderr: result?.stderr ?? '' }
+  }
+  const flagsOnly = await refusedStart(productionFlags())
+  t.same(flagsOnly, { codeCache: 'used', stderr: 'Invalid configuration: DATABASE_URL must be a URL like postgres://user:password@host:5432/name\n' }, 'the unit\'s flags: the cache is used, and the service says why it stops')
+  const otherFlags = await refusedStart(['--max-semi-space-size=4'])
+  t.same(otherFlags, { ...flagsOnly, codeCache: 'refused' }, 'other V8 flags: V8 refuses the code, and the bundle is compiled afresh')
+  const cache = path.join(install, 'dist', 'start', 'server.cache')
+  const made = readFileSync(cache)
+  const bundle = path.join(install, 'dist', 'start', 'server.js')
+  const source = readFileSync(bundle)
+  // V8 checks only the length of the source its code was made from: a change of the same length is caught by the hash.
+  t.equal(source.at(-1), 0x0a, 'the bundle ends with a new line')
+  writeFileSync(bundle, Buffer.concat([source.subarray(0, -1), Buffer.from(' ')]))
+  t.same(await refusedStart(productionFlags()), { ...flagsOnly, codeCache: 'stale' }, 'a bundle other than the one the cache was made for, of the same length: the cache is not offered')
+  writeFileSync(bundle, source)
+  writeFileSync(cache, made.subarray(0, 32))
+  t.same(await refusedStart(productionFlags()), { ...flagsOnly, codeCache: 'stale' }, 'a cache of the bundle\'s hash alone is not offered')
+  rmSync(cache)
+  t.same(await refusedStart(productionFlags()), { ...flagsOnly, codeCache: 'missing' }, 'without the cache, the bundle is compiled afresh')
 })
 
 t.test('the built service compiles no schema as it starts: the build wrote out each, and each answers as one compiled in the process', async t => {

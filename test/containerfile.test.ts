@@ -47,8 +47,12 @@ t.test('every path it copies exists after a build, and its command is the built 
   const flags = productionFlags()
   t.ok(flags.includes('--max-semi-space-size=2'), 'the unit keeps V8\'s young generation small')
   t.ok(flags.includes('--heap-growing-percent=50'), 'and lets the old generation grow by half before a collection')
+  const instances = readFileSync(path.join(ROOT, 'deploy', 'child-health@.service'), 'utf8')
+  t.same(/^ExecStart=\S+\s+(.*)$/m.exec(instances)?.[1].split(/\s+/).filter(word => word.startsWith('--')), flags,
+    'the instances\' unit starts node with the same flags, which the build compiles the bundle with')
   t.same(cmd, ['node', ...flags, 'dist/server.js'], 'CMD runs the built entry point with node and the unit\'s V8 flags, in exec form')
   t.ok(existsSync(path.join(image, 'dist', 'server.js')), 'dist/server.js is in the image')
+  t.ok(existsSync(path.join(image, 'dist', 'start', 'server.cache')), 'and V8\'s code of the bundle, which the build stage made with the unit\'s flags')
   t.ok(existsSync(path.join(image, 'dist', 'cli.js')), 'and so is the command line, dist/cli.js')
   t.ok(existsSync(path.join(image, 'dist', 'migrations', '00000000-000000-base-schema.sql')), 'and the migrations beside them')
   t.ok(existsSync(path.join(image, 'dist', 'db', 'functions', 'README.md')), 'and today\'s SQL functions, with their index')
