@@ -61,7 +61,7 @@ step=$SECONDS
 mkdir -p "$work/build"
 # What tsconfig.build.json compiles, and what the build reads besides.
 sources=$(node -p "require('./tsconfig.build.json').include.join('\n')")
-for source in $sources package.json package-lock.json tsconfig.json tsconfig.build.json scripts/copy-assets.js scripts/bundle.js scripts/server-loader.js scripts/code-cache.js deploy/child-health.service migrations growth/cdc schedules; do
+for source in $sources package.json package-lock.json tsconfig.json tsconfig.build.json scripts/copy-assets.js scripts/bundle.js scripts/server-loader.js scripts/code-cache.js scripts/unit-flags.js deploy/child-health.service migrations growth/cdc schedules; do
   mkdir -p "$work/build/$(dirname "$source")"
   cp -R "$source" "$work/build/$source"
 done

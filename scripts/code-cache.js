@@ -9,16 +9,9 @@
 const { spawnSync } = require('node:child_process')
 const { readFileSync, writeFileSync } = require('node:fs')
 const path = require('node:path')
+const { unitFlags } = require('./unit-flags')
 
 const root = path.join(__dirname, '..')
-
-/** The V8 flags of the unit's ExecStart= line. */
-function unitFlags () {
-  const unit = readFileSync(path.join(root, 'deploy', 'child-health.service'), 'utf8')
-  const start = /^ExecStart=(\S+)\s+(.*)$/m.exec(unit)
-  if (start === null) throw new Error('deploy/child-health.service has no ExecStart= line')
-  return start[2].split(/\s+/).filter(word => word.startsWith('--'))
-}
 
 const flags = unitFlags()
 if (process.execArgv.join(' ') !== flags.join(' ')) {

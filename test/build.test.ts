@@ -11,7 +11,7 @@ import { serializerFactory } from '../lib/serialization'
 import { validatorFactory } from '../lib/validation'
 import { samples } from './schema-samples'
 import { freePort } from '../db/embedded'
-import { productionFlags } from '../bench/lib/service'
+import { unitFlags } from '../bench/lib/service'
 
 const ROOT = path.join(__dirname, '..')
 const run = promisify(execFile)
@@ -109,7 +109,7 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   const loadedFile = path.join(files, 'loaded.json')
   // As the systemd unit starts it: with its V8 flags, which the build compiled the bundle with.
   const cacheFile = path.join(files, 'code-cache.txt')
-  const server = spawn(process.execPath, [...productionFlags(), '--require', probe, 'dist/server.js'], { cwd: install, env: { ...env, LOADED_FILE: loadedFile, CACHE_FILE: cacheFile }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const server = spawn(process.execPath, [...unitFlags(), '--require', probe, 'dist/server.js'], { cwd: install, env: { ...env, LOADED_FILE: loadedFile, CACHE_FILE: cacheFile }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   server.stderr.on('data', chunk => { stderr += chunk })
   const exited = new Promise<number | null>(resolve => server.on('exit', code => resolve(code)))
@@ -176,7 +176,7 @@ t.test('the built dist/ runs with production dependencies only and answers healt
     t.equal(result?.code, 1, `with ${flags.join(' ') || 'no flags'}, a start with a bad DATABASE_URL exits with 1`)
     return { codeCache: readFileSync(cacheFile, 'utf8'), stderr: result?.stderr ?? '' }
   }
-  const flagsOnly = await refusedStart(productionFlags())
+  const flagsOnly = await refusedStart(unitFlags())
   t.same(flagsOnly, { codeCache: 'used', stderr: 'Invalid configuration: DATABASE_URL must be a URL like postgres://user:password@host:5432/name\n' }, 'the unit\'s flags: the cache is used, and the service says why it stops')
   const otherFlags = await refusedStart(['--max-semi-space-size=4'])
   t.same(otherFlags, { ...flagsOnly, codeCache: 'refused' }, 'other V8 flags: V8 refuses the code, and the bundle is compiled afresh')
@@ -187,12 +187,12 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   // V8 checks only the length of the source its code was made from: a change of the same length is caught by the hash.
   t.equal(source.at(-1), 0x0a, 'the bundle ends with a new line')
   writeFileSync(bundle, Buffer.concat([source.subarray(0, -1), Buffer.from(' ')]))
-  t.same(await refusedStart(productionFlags()), { ...flagsOnly, codeCache: 'stale' }, 'a bundle other than the one the cache was made for, of the same length: the cache is not offered')
+  t.same(await refusedStart(unitFlags()), { ...flagsOnly, codeCache: 'stale' }, 'a bundle other than the one the cache was made for, of the same length: the cache is not offered')
   writeFileSync(bundle, source)
   writeFileSync(cache, made.subarray(0, 32))
-  t.same(await refusedStart(productionFlags()), { ...flagsOnly, codeCache: 'stale' }, 'a cache of the bundle\'s hash alone is not offered')
+  t.same(await refusedStart(unitFlags()), { ...flagsOnly, codeCache: 'stale' }, 'a cache of the bundle\'s hash alone is not offered')
   rmSync(cache)
-  t.same(await refusedStart(productionFlags()), { ...flagsOnly, codeCache: 'missing' }, 'without the cache, the bundle is compiled afresh')
+  t.same(await refusedStart(unitFlags()), { ...flagsOnly, codeCache: 'missing' }, 'without the cache, the bundle is compiled afresh')
 })
 
 t.test('the built service compiles no schema as it starts: the build wrote out each, and each answers as one compiled in the process', async t => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../io/config'
-import { productionFlags } from '../bench/lib/service'
+import { unitFlags } from '../bench/lib/service'
 import { all, final, finalEnv, healthcheck, ignored, lastOf, ROOT, run, runHealthcheck, simulate, split, stages, type Stage } from './containerfile'
 
 // Needs neither the test database nor WHO's growth tables: `npm run
@@ -44,12 +44,10 @@ t.test('every path it copies exists after a build, and its command is the built 
 
   const cmd = split(lastOf(final, 'CMD')?.args ?? '').words
   // The unit's V8 flags, which the bench starts the service with too.
-  const flags = productionFlags()
+  const flags = unitFlags()
   t.ok(flags.includes('--max-semi-space-size=2'), 'the unit keeps V8\'s young generation small')
   t.ok(flags.includes('--heap-growing-percent=50'), 'and lets the old generation grow by half before a collection')
-  const instances = readFileSync(path.join(ROOT, 'deploy', 'child-health@.service'), 'utf8')
-  t.same(/^ExecStart=\S+\s+(.*)$/m.exec(instances)?.[1].split(/\s+/).filter(word => word.startsWith('--')), flags,
-    'the instances\' unit starts node with the same flags, which the build compiles the bundle with')
+  t.same(unitFlags(path.join('deploy', 'child-health@.service')), flags, 'the instances\' unit starts node with the same flags, which the build compiles the bundle with')
   t.same(cmd, ['node', ...flags, 'dist/server.js'], 'CMD runs the built entry point with node and the unit\'s V8 flags, in exec form')
   t.ok(existsSync(path.join(image, 'dist', 'server.js')), 'dist/server.js is in the image')
   t.ok(existsSync(path.join(image, 'dist', 'start', 'server.cache')), 'and V8\'s code of the bundle, which the build stage made with the unit\'s flags')

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { settings } from './settings'
 import { startProcess, stopProcess, waitForHttp } from './processes'
 import { freePort } from '../../db/embedded'
+
+// The build's own plain script, which has no types.
+export const { unitFlags } = require('../../scripts/unit-flags') as { unitFlags: (unit?: string) => string[] }
 
 export const ROOT = path.join(__dirname, '..', '..')
 const SHARED_GROWTH = path.join(ROOT, '..', 'shared', 'growth')
@@ -25,10 +28,7 @@ export interface Service {
 export function productionFlags (): string[] {
   const given = process.env.BENCH_NODE_FLAGS
   if (given !== undefined) return given.split(/\s+/).filter(word => word !== '')
-  const unit = readFileSync(path.join(ROOT, 'deploy', 'child-health.service'), 'utf8')
-  const start = /^ExecStart=(\S+)\s+(.*)$/m.exec(unit)
-  if (start === null) throw new Error('deploy/child-health.service has no ExecStart= line')
-  return start[2].split(/\s+/).filter(word => word.startsWith('--'))
+  return unitFlags()
 }
 
 /** Only what the child needs: nothing of the caller's configuration leaks into the service. */
