@@ -39,7 +39,7 @@ export interface ConditionalReads {
    * handler to send, kept once sent (`answer` reads it when the statement did
    * not write it, because an answer was held that no longer serves).
    */
-  finish: (request: FastifyRequest, reply: FastifyReply, held: Held, clock: string, cache: boolean, answer: () => Promise<string>) => Promise<FastifyReply | string>
+  finish: (request: FastifyRequest, reply: FastifyReply, held: Held, clock: string, cache: boolean, answer: () => Promise<string | Buffer>) => Promise<FastifyReply | string | Buffer>
 }
 
 declare module 'fastify' {

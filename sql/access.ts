@@ -235,9 +235,12 @@ export interface CheckedRead {
   disabled: boolean
   sessionActive: boolean
   target: Resolved | null
-  /** The answer, when the caller may read it. */
-  body: string | null
+  /** The answer, when the caller may read it: the bytes the database sent. */
+  body: Buffer | null
 }
+
+/** A boolean as PostgreSQL writes it in text. */
+const isTrue = (value: Buffer | null): boolean => value !== null && value[0] === 0x74
 
 /**
  * A read decided and answered in one statement: the session, the target and
@@ -248,7 +251,12 @@ export interface CheckedRead {
 export async function readChecked (
   db: Db, who: { caller: Caller, sessionId: number }, target: TargetKind, id: number, clock: ClockOf, body: Fragment
 ): Promise<CheckedRead | undefined> {
-  const [row] = await db<CheckedRead[]>`
+  // Read raw: the answer, tens of kilobytes, stays the bytes the database
+  // sent, outside the JavaScript heap, from the socket to the client and the
+  // cache of answers. Decoded to a string, the answers in flight outlived the
+  // young generation and were copied to the old one: under 32 connections of
+  // cache misses, about half the scavenges.
+  const [row] = await db`
     select
       u.role, u.disabled, s.revoked_at is null and s.expires_at > now() as "sessionActive",
       case when t."familyId" is null then null else row_to_json(t) end as target,
@@ -260,6 +268,15 @@ export async function readChecked (
     join users u on u.id = s.user_id
     left join lateral (${targetQuery(db, who.caller, target, id, clock)} offset 0) t on true
     where s.id = ${who.sessionId} and s.user_id = ${who.caller.userId}
-  `
-  return row
+  `.raw()
+  if (row === undefined) return undefined
+  const [role, disabled, sessionActive, found, answer] = row as unknown as Array<Buffer | null>
+  return {
+    role: String(role) as CheckedRead['role'],
+    disabled: isTrue(disabled),
+    sessionActive: isTrue(sessionActive),
+    target: found === null ? null : JSON.parse(found.toString()) as Resolved,
+    // A copy: the bytes are a part of the buffer the connection reads into.
+    body: answer === null ? null : Buffer.from(answer)
+  }
 }

@@ -143,6 +143,19 @@ t.test('a list read decides alike whether an answer is held by the client, by th
     t.equal((await read(app, session, current.headers.etag as string)).statusCode, 401, 'a logged-out session with the current ETag: 401, not 304')
     t.equal((await read(app, session)).statusCode, 401, 'and without: 401')
   }
+
+  // An account disabled while its session is still active.
+  const active = await login(cached, ann.email)
+  const etag = (await read(bare, active)).headers.etag as string
+  await cached.sql`update users set disabled = true where id = ${ann.pair.user.id}`
+  for (const app of [cached, bare]) {
+    for (const [answer, label] of [[await read(app, active, etag), 'with the current ETag'], [await read(app, active), 'without']] as const) {
+      t.equal(answer.statusCode, 403, `a disabled account ${label}: 403, not 304`)
+      t.equal(answer.json().code, 'ACCOUNT_DISABLED')
+    }
+  }
+  await cached.sql`update users set disabled = false where id = ${ann.pair.user.id}`
+  t.equal((await read(bare, active)).statusCode, 200, 'enabled again')
 })
 
 t.test('a kept answer is served while every connection of the request pool is held, with the session still read at each request', async t => {

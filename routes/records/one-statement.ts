@@ -64,7 +64,7 @@ export function listInStatement (fastify: FastifyInstance, options: ScopeOptions
     // Otherwise the answer is written in the same statement.
     const { id: userId, sessionId } = request.user
     const caller = callerOf(request.user)
-    let found: { role: 'admin' | 'user', disabled: boolean, sessionActive: boolean, target: Resolved | null, body: string | null } | undefined
+    let found: { role: 'admin' | 'user', disabled: boolean, sessionActive: boolean, target: Resolved | null, body: Buffer | null } | undefined
     if (typeof id !== 'number') found = undefined
     else if (held.any) {
       const principal = await findPrincipal(request.reads, userId, sessionId, targetQuery(request.reads, caller, options.target, id, clock))
@@ -77,7 +77,7 @@ export function listInStatement (fastify: FastifyInstance, options: ScopeOptions
       if (answer === null) throw new Error('the database wrote no answer for a read it allowed')
       return answer
     })
-    return typeof answered === 'string' ? reply.type(JSON_TYPE).send(answered) : answered
+    return typeof answered === 'string' || Buffer.isBuffer(answered) ? reply.type(JSON_TYPE).send(answered) : answered
   }
 }
 
