@@ -1,3 +1,4 @@
+import './postgres-install'
 import postgres from 'postgres'
 import { answeringSocket } from './answers'
 

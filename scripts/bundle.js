@@ -42,6 +42,28 @@ const OUTSIDE = new Set([
 const AT_FIRST_CALL = { yaml: ['parse', 'stringify'], glob: ['glob'] }
 const FIRST_CALL = 'at-first-call'
 
+/**
+ * postgres.js's queue (its src/queue.js) is db/postgres-queue.ts's in the
+ * bundle, and the module that puts it in the module cache for the unbundled
+ * service (db/postgres-install.ts) is left out.
+ */
+const POSTGRES_QUEUE = 'postgres-queue'
+const postgresQueue = {
+  name: POSTGRES_QUEUE,
+  setup (builder) {
+    builder.onResolve({ filter: /^\.\/queue\.js$/ }, ({ path: request, importer }) => {
+      if (!importer.includes(`${path.sep}node_modules${path.sep}postgres${path.sep}`)) return undefined
+      return { path: request, namespace: POSTGRES_QUEUE }
+    })
+    builder.onResolve({ filter: /^\.\/postgres-install$/ }, ({ path: request }) => ({ path: request, namespace: POSTGRES_QUEUE }))
+    builder.onLoad({ filter: /.*/, namespace: POSTGRES_QUEUE }, ({ path: request }) => ({
+      contents: request === './queue.js' ? `module.exports = require(${JSON.stringify(path.join(dist, 'db', 'postgres-queue.js'))}).Queue\n` : '',
+      loader: 'js',
+      resolveDir: dist
+    }))
+  }
+}
+
 /** The module that stands for `name`: each function requires the library when it is first called. */
 function firstCallModule (name) {
   const functions = AT_FIRST_CALL[name].map(fn => `  ${fn}: (...args) => require(${JSON.stringify(name)}).${fn}(...args)`)
@@ -94,7 +116,7 @@ async function main () {
     bundle: true,
     platform: 'node',
     target: 'node20',
-    plugins: [libraries],
+    plugins: [postgresQueue, libraries],
     // V8 keeps a script's source in memory, twice its size once a single
     // character is not ASCII: the whole bundle is written in ASCII.
     charset: 'ascii',

@@ -66,6 +66,12 @@ t.test('the built dist/ runs with production dependencies only and answers healt
   t.equal(healthSerializers.length, 2, 'the build wrote out the serializers of both health answers')
   t.notOk(healthSerializers.some(code => code.includes('fast-json-stringify/lib/validator')), 'and neither needs a validator')
 
+  // postgres.js's queue in the bundle is db/postgres-queue's, and the module that installs it elsewhere is left out.
+  const bundled = readFileSync(path.join(ROOT, 'dist', 'start', 'server.js'), 'utf8')
+  t.match(bundled, '// dist/db/postgres-queue.js', "the bundle holds db/postgres-queue's queue")
+  t.notMatch(bundled, 'node_modules/postgres/cjs/src/queue.js', "and not postgres.js's own")
+  t.notMatch(bundled, 'dist/db/postgres-install.js', 'nor the module that puts it in the module cache')
+
   // A copy of the built service beside a production install, as on a server.
   const install = mkdtempSync(path.join(os.tmpdir(), 'child-health-install-'))
   t.teardown(() => rmSync(install, { recursive: true, force: true }))
