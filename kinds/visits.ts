@@ -7,7 +7,7 @@ import { kindNames, summaryIn, type RecordKind } from './kind'
 import { checkValues, measurementKind, MeasurementValues } from './measurements'
 import { latestAllowedDate, type Issue } from './rules'
 
-const VISIT_TYPES = ['wellness', 'sick', 'injury', 'vision', 'dental'] as const
+export const VISIT_TYPES = ['wellness', 'sick', 'injury', 'vision', 'dental'] as const
 
 /** How many days ahead a visit may lie: a visit is an appointment too. */
 export const VISIT_DAYS_AHEAD = 730

@@ -1,6 +1,6 @@
 import { ListOf, sharedSchemas } from '../lib/schemas'
 import { OidcSettings, TokenPair, User } from './auth/schemas'
-import { CreatedPersonalToken, Identity, IdentityLink, Me, PersonalToken, Session } from './me/schemas'
+import { CreatedPersonalToken, Identity, IdentityLink, Me, PersonalToken, Preferences, Session } from './me/schemas'
 import { Child } from './children/schemas'
 import { KINDS } from '../kinds'
 import { Attachment } from './attachments/schemas'
@@ -27,7 +27,7 @@ const listed = ['Family', 'Member', 'Invite', 'Session', 'Child', ...kindNames, 
  * $id, so that the OpenAPI document names them and generated clients get named types.
  */
 export const namedSchemas = [
-  ...sharedSchemas, User, TokenPair, OidcSettings, Me, Session, FamilyRole, Family, Member, Invite, CreatedInvite, AcceptedInvite,
+  ...sharedSchemas, User, TokenPair, OidcSettings, Preferences, Me, Session, FamilyRole, Family, Member, Invite, CreatedInvite, AcceptedInvite,
   Child, ...kindSchemas, Attachment, AdminUser, AdminFamily, Stats,
   Change, ChangeFeed, HistoryEntry, HistoryEntryList, CalendarFeed, CreatedCalendarFeed, DueVaccine, VaccineSchedule, NotificationSettings, Share, CreatedShare,
   Webhook, CreatedWebhook, WebhookDelivery,

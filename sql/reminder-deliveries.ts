@@ -2,16 +2,21 @@ import type { PendingQuery, Row } from 'postgres'
 import type { Db } from '../db/client'
 import { TASKS } from '../db/queue'
 import type { Channel, Message } from '../lib/channels'
+import type { Language } from '../lib/preferences'
 import { addJob, type JobOptions } from './queue'
 
-/** A reminder to record: an item's message for every channel of the family's members in one time zone. */
+/** A reminder to record: an item's message in one language, for every channel of the family's members in one time zone who read it. */
 export interface NewReminder {
   familyId: number
   childId: number
   itemKey: string
+  language: Language
   title: string
   body: string
 }
+
+/** A user's time zone for reminders: their quiet hours', or their preferences'. */
+const zone = (db: Db): PendingQuery<Row[]> => db`coalesce(s.time_zone, u.time_zone)`
 
 /** A delivery found `sending` this long ago belongs to a worker that stopped: it may be claimed again. */
 const STALE_CLAIM = '10 minutes'
@@ -40,7 +45,7 @@ export async function recipientZones (db: Db): Promise<Array<{ timeZone: string,
   return db<Array<{ timeZone: string, today: string }>>`
     select zone as "timeZone", (now() at time zone zone)::date as today
     from (
-      select distinct coalesce(s.time_zone, 'UTC') as zone
+      select distinct ${zone(db)} as zone
       from notification_channels c
       join users u on u.id = c.user_id and not u.disabled
       left join notification_settings s on s.user_id = c.user_id
@@ -55,7 +60,7 @@ export async function recipientFamilies (db: Db, timeZone: string): Promise<numb
     from family_members m
     join users u on u.id = m.user_id and not u.disabled
     left join notification_settings s on s.user_id = m.user_id
-    where m.role in ('owner', 'member') and coalesce(s.time_zone, 'UTC') = ${timeZone}
+    where m.role in ('owner', 'member') and ${zone(db)} = ${timeZone}
       and exists (select 1 from notification_channels c where c.user_id = m.user_id)
   `
   return rows.map(row => row.id)
@@ -73,16 +78,16 @@ export async function recordReminders (db: Db, timeZone: string, reminders: NewR
   const rows = await db`
     with items as (
       select * from json_to_recordset(${db.json(reminders as never)}::json)
-        as i("familyId" integer, "childId" integer, "itemKey" text, title text, body text)
+        as i("familyId" integer, "childId" integer, "itemKey" text, language text, title text, body text)
     ), made as (
       insert into reminder_deliveries (user_id, channel_id, item_key, family_id, child_id, title, body)
       select m.user_id, c.id, i."itemKey", i."familyId", i."childId", i.title, i.body
       from items i
       join family_members m on m.family_id = i."familyId" and m.role in ('owner', 'member')
-      join users u on u.id = m.user_id and not u.disabled
+      join users u on u.id = m.user_id and not u.disabled and u.language = i.language
       left join notification_settings s on s.user_id = m.user_id
       join notification_channels c on c.user_id = m.user_id
-      where coalesce(s.time_zone, 'UTC') = ${timeZone}
+      where ${zone(db)} = ${timeZone}
       on conflict (user_id, channel_id, item_key) do nothing
       returning id, user_id
     )

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import type { ReminderSubject } from '../lib/reminders/message'
 import { dueOfChildren, latestDoses } from './medical-events'
 import { allowedMedicineDoses } from './medicine-courses'
 
@@ -6,16 +7,16 @@ import { allowedMedicineDoses } from './medicine-courses'
  * Something a member is reminded of, found by a source below. `itemKey` is
  * stable and unique across sources ("due:<medicalEventId>:<date>"): a
  * reminder leaves once per member, channel and key, so a key that names the
- * date reminds again when the date moves. `what` and `date`, with the child's
- * first name, are all a reminder tells.
+ * date reminds again when the date moves. `subject` and `date`, with the
+ * child's first name, are all a reminder tells.
  */
 export interface ReminderItem {
   familyId: number
   childId: number
   childFirstName: string
   itemKey: string
-  /** The item in a few words: "MMR vaccine dose 2", "wellness visit". */
-  what: string
+  /** What the item is, written in each member's language when it is recorded. */
+  subject: ReminderSubject
   /** YYYY-MM-DD. */
   date: string
 }
@@ -39,7 +40,7 @@ export type ReminderSource = (db: Db, familyIds: number[], window: ReminderWindo
 
 /** A vaccine's next dose whose nextDueDate is reached: the latest dose of each vaccine, as the due list reads them. */
 export const vaccineDueDates: ReminderSource = async (db, familyIds, { today }) => {
-  const rows = await db<Array<Omit<ReminderItem, 'what' | 'childFirstName'> & { firstName: string, name: string, doseNumber: number | null }>>`
+  const rows = await db<Array<Omit<ReminderItem, 'subject' | 'childFirstName'> & { firstName: string, name: string, doseNumber: number | null }>>`
     select
       ch.family_id as "familyId", ch.id as "childId",
       (regexp_split_to_array(btrim(ch.name), '\\s+'))[1] as "firstName",
@@ -52,13 +53,13 @@ export const vaccineDueDates: ReminderSource = async (db, familyIds, { today }) 
   return rows.map(({ firstName, name, doseNumber, ...row }) => ({
     ...row,
     childFirstName: firstName,
-    what: `${name}${/vaccin/i.test(name) ? '' : ' vaccine'}${doseNumber === null ? '' : ` dose ${doseNumber + 1}`}`
+    subject: { kind: 'vaccine', vaccine: name, dose: doseNumber === null ? null : doseNumber + 1 }
   }))
 }
 
 /** A visit tomorrow: from the day before it, and on its day when the day before was missed. */
 export const visitsTomorrow: ReminderSource = async (db, familyIds, { today }) => {
-  const rows = await db<Array<Omit<ReminderItem, 'what' | 'childFirstName'> & { firstName: string, type: string }>>`
+  const rows = await db<Array<Omit<ReminderItem, 'subject' | 'childFirstName'> & { firstName: string, type: string }>>`
     select
       ch.family_id as "familyId", ch.id as "childId",
       (regexp_split_to_array(btrim(ch.name), '\\s+'))[1] as "firstName",
@@ -69,7 +70,7 @@ export const visitsTomorrow: ReminderSource = async (db, familyIds, { today }) =
     where ch.family_id = any(${familyIds}::integer[])
       and v.date between ${today}::date and ${today}::date + 1
   `
-  return rows.map(({ firstName, type, ...row }) => ({ ...row, childFirstName: firstName, what: `${type} visit` }))
+  return rows.map(({ firstName, type, ...row }) => ({ ...row, childFirstName: firstName, subject: { kind: 'visit', type } }))
 }
 
 /**
@@ -90,7 +91,7 @@ export const scheduleDoses: ReminderSource = async (db, familyIds, { today }) =>
         childId: child.childId,
         childFirstName: firstWord(child.childName),
         itemKey: `schedule:${child.childId}:${child.scheduleId ?? ''}:${item.vaccine ?? ''}:${item.doseNumber ?? ''}`,
-        what: `${item.name} dose ${item.doseNumber ?? ''}${item.status === 'overdue' ? ' (overdue)' : ''}`,
+        subject: { kind: 'schedule-dose', vaccine: item.name, dose: item.doseNumber ?? null, overdue: item.status === 'overdue' },
         date: item.status === 'overdue' ? item.dueBy : item.dueFrom
       })
     }
@@ -103,12 +104,11 @@ function firstWord (name: string): string {
   return name.trim().split(/\s+/)[0] ?? ''
 }
 
-/** The date and the time of a moment in a time zone: ['2024-05-17', '14:30']. */
-function dayAndTime (moment: Date, timeZone: string): [string, string] {
-  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-CA', {
-    timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23'
-  }).formatToParts(moment).map(part => [part.type, part.value]))
-  return [`${parts.year}-${parts.month}-${parts.day}`, `${parts.hour}:${parts.minute}`]
+/** The date of a moment in a time zone: '2024-05-17'. */
+function dayIn (moment: Date, timeZone: string): string {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })
+    .formatToParts(moment).map(part => [part.type, part.value]))
+  return `${parts.year}-${parts.month}-${parts.day}`
 }
 
 /**
@@ -119,17 +119,14 @@ function dayAndTime (moment: Date, timeZone: string): [string, string] {
  */
 export const medicineDoses: ReminderSource = async (db, familyIds, { now, timeZone }) => {
   const rows = await allowedMedicineDoses(db, now, 10_000, familyIds)
-  return rows.map(row => {
-    const [date, time] = dayAndTime(row.nextDoseAllowedAt, timeZone)
-    return {
-      familyId: row.familyId,
-      childId: row.childId,
-      childFirstName: row.childFirstName,
-      itemKey: `medicine:${row.courseId}:${row.nextDoseAllowedAt.toISOString()}`,
-      what: `next dose of ${row.courseName} allowed from ${time}`,
-      date
-    }
-  })
+  return rows.map(row => ({
+    familyId: row.familyId,
+    childId: row.childId,
+    childFirstName: row.childFirstName,
+    itemKey: `medicine:${row.courseId}:${row.nextDoseAllowedAt.toISOString()}`,
+    subject: { kind: 'medicine-dose', course: row.courseName, allowedAt: row.nextDoseAllowedAt },
+    date: dayIn(row.nextDoseAllowedAt, timeZone)
+  }))
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
 
+import type { Preferences } from '../lib/preferences'
 import type { Role } from '../lib/roles'
 
 export interface User {
@@ -65,14 +66,38 @@ export async function findUser (db: Db, id: number): Promise<User | undefined> {
   return row
 }
 
-export async function updateProfile (db: Db, id: number, changes: { name?: string, email?: string }): Promise<User> {
-  const [row] = await db<User[]>`
+/** A user as they see themselves: with their preferences. */
+export interface Profile extends User {
+  preferences: Preferences
+}
+
+const profile = (db: Db) => db`id, email, name, role, created_at as "createdAt", json_build_object('units', units, 'language', language, 'timeZone', time_zone) as preferences`
+
+export async function findProfile (db: Db, id: number): Promise<Profile | undefined> {
+  const [row] = await db<Profile[]>`select ${profile(db)} from users where id = ${id}`
+  return row
+}
+
+/** The preferences of users, by id: what the texts made for them are written in. */
+export async function preferencesOf (db: Db, ids: number[]): Promise<Map<number, Preferences>> {
+  const rows = await db<Array<Preferences & { id: number }>>`
+    select id, units, language, time_zone as "timeZone" from users where id = any(${ids}::integer[])
+  `
+  return new Map(rows.map(({ id, ...preferences }) => [id, preferences]))
+}
+
+export async function updateProfile (db: Db, id: number, changes: { name?: string, email?: string, preferences?: Partial<Preferences> }): Promise<Profile> {
+  const preferences = changes.preferences ?? {}
+  const [row] = await db<Profile[]>`
     update users set
       name = coalesce(${changes.name ?? null}, name),
       email = coalesce(${changes.email ?? null}, email),
+      units = coalesce(${preferences.units ?? null}, units),
+      language = coalesce(${preferences.language ?? null}, language),
+      time_zone = coalesce(${preferences.timeZone ?? null}, time_zone),
       updated_at = now()
     where id = ${id}
-    returning id, email, name, role, created_at as "createdAt"
+    returning ${profile(db)}
   `
   return row
 }

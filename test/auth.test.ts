@@ -367,7 +367,10 @@ t.test('the current user', async t => {
 
   const patched = await app.inject({ method: 'PATCH', url: '/api/me', headers: bearer(a.accessToken), payload: { name: ' Ada L. ' } })
   t.equal(patched.statusCode, 200)
-  t.same(patched.json(), { ...a.user, name: 'Ada L.' })
+  const { preferences, families, ...user } = patched.json()
+  t.same(user, { ...a.user, name: 'Ada L.' }, 'the user as GET /api/me answers them')
+  t.same(preferences, { units: 'metric', language: 'en', timeZone: 'UTC' })
+  t.same(families.map((family: { role: string }) => family.role), ['owner'])
   const email = await app.inject({ method: 'PATCH', url: '/api/me', headers: bearer(a.accessToken), payload: { email: 'ada@example.org' } })
   t.equal(email.json().email, 'ada@example.org')
   t.equal(email.json().name, 'Ada L.', 'an omitted field is kept')
@@ -381,7 +384,7 @@ t.test('the current user', async t => {
     t.equal(res.statusCode, 400, JSON.stringify(payload))
   }
   const profile = await me(app, a.accessToken)
-  t.same(Object.keys(profile.json()).sort(), ['createdAt', 'email', 'families', 'id', 'name', 'role'])
+  t.same(Object.keys(profile.json()).sort(), ['createdAt', 'email', 'families', 'id', 'name', 'preferences', 'role'])
   t.equal(profile.json().role, 'admin')
 })
 

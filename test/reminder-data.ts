@@ -7,6 +7,11 @@ async function created (app: App, pair: Pair, url: string, body: Record<string, 
   return res.json()
 }
 
+/** A date (YYYY-MM-DD) as a language writes it in a reminder: "March 5, 2026" in English. */
+export function spelled (date: string, language = 'en'): string {
+  return new Intl.DateTimeFormat(language, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(`${date}T00:00:00Z`))
+}
+
 /** Today and the days around it, in UTC, as the database counts them. */
 export async function utcDays (app: App): Promise<Record<'today' | 'tomorrow' | 'dayAfterTomorrow' | 'yesterday' | 'lastWeek' | 'nextMonth' | 'lastYear' | 'birth', string>> {
   const [row] = await app.sql`

@@ -2,7 +2,7 @@ import t from 'tap'
 import { scanReminders } from '../domain/reminders/scan'
 import { build, call, familyOf, join, register, type App } from './helper'
 import { mailServer, ntfyServer, until, type NtfyServer } from './reminder-receivers'
-import { addChild, addVaccine, addVisit, setChannels, utcDays } from './reminder-data'
+import { addChild, addVaccine, addVisit, setChannels, spelled, utcDays } from './reminder-data'
 
 const FROM = 'Child health <reminders@example.org>'
 
@@ -54,7 +54,7 @@ t.test('the scan finds a vaccine\'s nextDueDate reached and a visit tomorrow, fo
   await setChannels(server, viewer, [{ type: 'email', address: viewer.user.email }])
   await setChannels(server, outsider, [{ type: 'email', address: outsider.user.email }])
 
-  const expected = [`Kim: MMR vaccine dose 2 on ${days.today}`, `Kim: dental visit on ${days.tomorrow}`].sort()
+  const expected = [`Kim: MMR vaccine dose 2 on ${spelled(days.today)}`, `Kim: dental visit on ${spelled(days.tomorrow)}`].sort()
   await until(() => reminders(ntfy, ownerTopic).length >= 2 && reminders(ntfy, memberTopic).length >= 2 &&
     mail.mails.filter(m => m.to.includes(owner.user.email.toLowerCase()) && !/test message/.test(m.subject)).length >= 2, 30_000, 'the reminders')
   t.same(reminders(ntfy, ownerTopic).sort(), expected, 'the owner\'s ntfy topic')
@@ -80,7 +80,7 @@ t.test('the scan finds a vaccine\'s nextDueDate reached and a visit tomorrow, fo
   const lower = (email: string): string => email.toLowerCase()
   t.same(mail.mails.filter(m => m.to.map(lower).includes(lower(viewer.user.email))).map(m => m.subject), ['Child health: test message'], 'the viewer got the test message only')
   const outsiders = mail.mails.filter(m => m.to.map(lower).includes(lower(outsider.user.email)))
-  t.same(outsiders.map(m => m.text).sort(), [`Otto: wellness visit on ${days.tomorrow}`, 'This channel is set up: reminders will arrive here.'], 'another family\'s user: its own child\'s reminder, nothing of Kim')
+  t.same(outsiders.map(m => m.text).sort(), [`Otto: wellness visit on ${spelled(days.tomorrow)}`, 'This channel is set up: reminders will arrive here.'], 'another family\'s user: its own child\'s reminder, nothing of Kim')
   t.equal(mail.mails.filter(m => m.to.map(lower).includes(lower(owner.user.email))).length, 3, 'the owner: the test message and two reminders')
 
   const settings = (await call(server, owner, 'GET', '/api/me/notifications')).json()
@@ -131,7 +131,7 @@ t.test('a failing channel is retried with a growing wait, then given up, and GET
   ntfy.status = 200
   await until(() => reminders(ntfy, topic).length === 1, 20_000, 'the retry')
   await pause(3000)
-  t.same(reminders(ntfy, topic), [`Ada: wellness visit on ${days.tomorrow}`], 'arrived once')
+  t.same(reminders(ntfy, topic), [`Ada: wellness visit on ${spelled(days.tomorrow)}`], 'arrived once')
   const after = (await call(server, user, 'GET', '/api/me/notifications')).json().channels[0]
   t.ok(Date.parse(after.lastDeliveryAt) > Date.parse(after.lastFailure.at), 'the delivery came after the failure')
   t.same((await server.sql`select status from reminder_deliveries order by id`).map(r => r.status), ['given_up', 'sent'])
@@ -162,7 +162,7 @@ t.test('quiet hours: nothing but test messages in them, in the user\'s time zone
   await setChannels(server, member, [{ type: 'ntfy', url: `${ntfy.origin}/awake` }], { ...hours, timeZone: 'Asia/Kolkata' })
 
   await until(() => reminders(ntfy, '/awake').length === 1, 30_000, 'the reminder outside quiet hours')
-  t.same(reminders(ntfy, '/awake'), [`Noor: Varicella vaccine dose 2 on ${days.lastWeek}`])
+  t.same(reminders(ntfy, '/awake'), [`Noor: Varicella vaccine dose 2 on ${spelled(days.lastWeek)}`])
   await server.reminders.scanSoon()
   await pause(3000)
   t.same(reminders(ntfy, '/quiet'), [], 'nothing in the quiet hours')
@@ -192,7 +192,7 @@ t.test('quiet hours: nothing but test messages in them, in the user\'s time zone
   await setChannels(server, owner, [{ type: 'ntfy', url: `${ntfy.origin}/quiet` }], null)
   await until(() => reminders(ntfy, '/quiet').length === 1, 30_000, 'the reminder once the quiet hours ended')
   await pause(2000)
-  t.same(reminders(ntfy, '/quiet'), [`Noor: Varicella vaccine dose 2 on ${days.lastWeek}`])
+  t.same(reminders(ntfy, '/quiet'), [`Noor: Varicella vaccine dose 2 on ${spelled(days.lastWeek)}`])
 })
 
 t.test('the end of quiet hours, across midnight and in time zones', async t => {

@@ -3,7 +3,7 @@ import { buildApp, type App } from '../app'
 import { scanReminders } from '../domain/reminders/scan'
 import { build, databaseSwitch, familyOf, register, testConfig, testDatabase } from './helper'
 import { mailServer, ntfyServer, until } from './reminder-receivers'
-import { addChild, addVaccine, addVisit, setChannels, utcDays } from './reminder-data'
+import { addChild, addVaccine, addVisit, setChannels, spelled, utcDays } from './reminder-data'
 
 t.test('two instances on one database, each with its worker, and a restart of one: each reminder arrives once per channel and item', async t => {
   const mail = await mailServer(t)
@@ -45,7 +45,7 @@ t.test('two instances on one database, each with its worker, and a restart of on
   const reminders = (): string[] => ntfy.posts.filter(post => post.path === '/both' && !/test message/.test(post.title)).map(post => post.text).sort()
   const mails = (): string[] => mail.mails.filter(m => !/test message/.test(m.subject)).map(m => m.text).sort()
   const expected = [
-    `Mia: DTaP vaccine dose 5 on ${days.yesterday}`, `Mia: MMR vaccine dose 2 on ${days.today}`, `Mia: wellness visit on ${days.tomorrow}`
+    `Mia: DTaP vaccine dose 5 on ${spelled(days.yesterday)}`, `Mia: MMR vaccine dose 2 on ${spelled(days.today)}`, `Mia: wellness visit on ${spelled(days.tomorrow)}`
   ].sort()
   await until(() => reminders().length >= 3 && mails().length >= 3, 30_000, 'every reminder')
   await new Promise(resolve => setTimeout(resolve, 4000))
@@ -99,7 +99,7 @@ t.test('the next minute\'s scan stays queued, and the worker outlives the databa
   const child = await addChild(server, user, familyOf(user), 'Leo Novak', days.birth)
   await addVaccine(server, user, child, { name: 'MMR', date: days.lastYear, doseNumber: 1, nextDueDate: days.yesterday })
   await server.reminders.scanSoon()
-  await until(() => ntfy.posts.some(post => post.text === `Leo: MMR vaccine dose 2 on ${days.yesterday}`), 30_000, 'a reminder after the outage')
+  await until(() => ntfy.posts.some(post => post.text === `Leo: MMR vaccine dose 2 on ${spelled(days.yesterday)}`), 30_000, 'a reminder after the outage')
   await until(nextMinuteQueued, 30_000, 'the next minute\'s scan queued again')
   t.pass('the worker sends again, and scans are queued again')
 })

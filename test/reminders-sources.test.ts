@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build, call, familyOf, register } from './helper'
 import { ntfyServer, until, type NtfyServer } from './reminder-receivers'
-import { addChild, setChannels, utcDays } from './reminder-data'
+import { addChild, setChannels, spelled, utcDays } from './reminder-data'
 
 /** The reminders a topic received, without its test message. */
 function reminders (ntfy: NtfyServer, topic: string): string[] {
@@ -11,8 +11,9 @@ function reminders (ntfy: NtfyServer, topic: string): string[] {
 const pause = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 /** The date and the time of a moment in UTC, as a reminder tells them to a user without a time zone. */
+/** A moment's day and time as an English reminder in UTC writes them. */
 function utcDayAndTime (iso: string): [string, string] {
-  return [iso.slice(0, 10), iso.slice(11, 16)]
+  return [spelled(iso.slice(0, 10)), new Intl.DateTimeFormat('en', { timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))]
 }
 
 t.test('the schedule\'s due and overdue doses and a medicine dose allowed again are reminded once; upcoming doses, recorded doses and courses that do not remind are not', async t => {
@@ -51,7 +52,7 @@ t.test('the schedule\'s due and overdue doses and a medicine dose allowed again 
   t.notOk(scheduled.some(item => item.vaccine === 'HepB' && item.doseNumber === 1), 'the recorded dose is not due')
   const [day, time] = utcDayAndTime(allowedAt)
   const expected = [
-    ...scheduled.map(item => `Lea: ${item.name} dose ${item.doseNumber}${item.status === 'overdue' ? ' (overdue)' : ''} on ${item.status === 'overdue' ? item.dueBy : item.dueFrom}`),
+    ...scheduled.map(item => `Lea: ${item.name} dose ${item.doseNumber}${item.status === 'overdue' ? ' (overdue)' : ''} on ${spelled(item.status === 'overdue' ? item.dueBy : item.dueFrom)}`),
     `Lea: next dose of Ibuprofen allowed from ${time} on ${day}`
   ].sort()
 

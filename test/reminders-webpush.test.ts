@@ -5,7 +5,7 @@ import { allowingTwin, loopbackName } from './outbound-helpers'
 import { NEVER_HOSTS, PRIVATE_HOSTS } from './outbound-forms'
 import { pushService, type PushService } from './push-service'
 import { until } from './reminder-receivers'
-import { addChild, addVaccine, setChannels, utcDays } from './reminder-data'
+import { addChild, addVaccine, setChannels, spelled, utcDays } from './reminder-data'
 
 async function app (t: Parameters<typeof build>[0], env: Record<string, string> = {}): Promise<App> {
   return build(t, { env: { REGISTRATION: 'open', JOB_WORKER: 'on', WEBHOOK_ALLOW_PRIVATE: 'true', ...env } })
@@ -46,7 +46,7 @@ t.test('a browser\'s subscription gets its test message and its reminders by Web
   t.match(messages(service)[0], { title: 'Child health: test message' })
 
   await until(() => service.received.length === 2, 30_000, 'the reminder')
-  t.same(messages(service)[1], { title: 'Reminder for Zoë', body: `Zoë: MMR vaccine dose 2 on ${days.today}` })
+  t.same(messages(service)[1], { title: 'Reminder for Zoë', body: `Zoë: MMR vaccine dose 2 on ${spelled(days.today)}` })
   t.same(service.refused, [])
 })
 

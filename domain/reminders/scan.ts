@@ -1,7 +1,9 @@
 // The scan for reminders due: every source's items, for the members of each
-// time zone, recorded once per member, channel and item with their jobs.
+// time zone, recorded once per member, channel and item with their jobs, in
+// each member's language.
 import type { Sql } from '../../db/client'
 import { reminderMessage } from '../../lib/reminders/message'
+import { LANGUAGES } from '../../lib/preferences'
 import { recipientFamilies, recipientZones, recordReminders, requeueOpen } from '../../sql/reminder-deliveries'
 import { REMINDER_SOURCES } from '../../sql/reminder-items'
 
@@ -17,9 +19,10 @@ export async function scanReminders (sql: Sql, now = new Date()): Promise<number
     const families = await recipientFamilies(sql, timeZone)
     if (families.length === 0) continue
     const found = await Promise.all(REMINDER_SOURCES.map(source => source(sql, families, { today, now, timeZone })))
-    const reminders = found.flat().map(item => ({
-      familyId: item.familyId, childId: item.childId, itemKey: item.itemKey, ...reminderMessage(item)
-    }))
+    // Each item in every language: each member is sent the one they read.
+    const reminders = found.flat().flatMap(item => LANGUAGES.map(language => ({
+      familyId: item.familyId, childId: item.childId, itemKey: item.itemKey, language, ...reminderMessage(item, language, timeZone)
+    })))
     made += await sql.begin(async tx => await recordReminders(tx, timeZone, reminders))
   }
   await requeueOpen(sql, { mode: 'unsafe_dedupe' })

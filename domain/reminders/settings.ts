@@ -6,7 +6,9 @@ import type { Config } from '../../io/config'
 import { errors, invalidRequest, withDetails, type Issue } from '../../lib/errors'
 import { destinationIssue, outboundRule } from '../../outbound/address'
 import { checkSubscription } from '../../outbound/push'
-import { TEST_MESSAGE } from '../../lib/reminders/message'
+import { testMessage } from '../../lib/reminders/message'
+import { zoneInIntl, type Language } from '../../lib/preferences'
+import { preferencesOf } from '../../sql/users'
 import { requeueOpen } from '../../sql/reminder-deliveries'
 import {
   channelKeys, lockChannelKeys, readNotificationSettings, replaceNotificationSettings, timeZoneKnown,
@@ -16,16 +18,6 @@ import {
 export interface SettingsInput {
   channels: Channel[]
   quietHours?: QuietHours | null
-}
-
-/** Whether the runtime knows a time zone by its IANA name. */
-function zoneInIntl (name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: name }).format(0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** The URL a channel sends to, and the path of its field; none for e-mail. */
@@ -67,11 +59,12 @@ async function check (sql: Sql, config: Config, input: SettingsInput): Promise<v
   if (issues.length > 0) throw invalidRequest(issues)
 }
 
-/** Sends the test message to each channel, all at once; the first failure is a 422 CHANNEL_UNREACHABLE with its reason. */
-async function verify (config: Config, channels: Array<{ index: number, channel: Channel }>): Promise<void> {
+/** Sends the test message, in the user's language, to each channel, all at once; the first failure is a 422 CHANNEL_UNREACHABLE with its reason. */
+async function verify (config: Config, language: Language, channels: Array<{ index: number, channel: Channel }>): Promise<void> {
+  const message = testMessage(language)
   const results = await Promise.all(channels.map(async ({ index, channel }) => {
     try {
-      await sendTo(channel, TEST_MESSAGE, { config, timeoutMs: config.reminders.sendTimeoutMs })
+      await sendTo(channel, message, { config, timeoutMs: config.reminders.sendTimeoutMs })
       return null
     } catch (error) {
       return { index, reason: (error as Error).message }
@@ -97,7 +90,10 @@ export async function replaceSettings (sql: Sql, config: Config, userId: number,
   const channels = input.channels.map((channel, index) => ({ index, channel, key: channelKey(channel) }))
   const before = await channelKeys(sql, userId)
   const fresh = channels.filter(item => !before.has(item.key))
-  await verify(config, fresh)
+  if (fresh.length > 0) {
+    const language = (await preferencesOf(sql, [userId])).get(userId)?.language ?? 'en'
+    await verify(config, language, fresh)
+  }
   const tested = new Set(fresh.map(item => item.key))
   await sql.begin(async tx => {
     const now = await lockChannelKeys(tx, userId)

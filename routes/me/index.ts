@@ -8,7 +8,10 @@ import type { Caller } from '../../sql/access'
 import { activeSessions, revokeOwnSession } from '../../sql/sessions'
 import { beginChange } from '../../sql/changes'
 import { membershipsOf } from '../../sql/families'
-import { emailTaken, findUser, updateProfile } from '../../sql/users'
+import { emailTaken, findProfile, findUser, updateProfile } from '../../sql/users'
+import { timeZoneKnown } from '../../sql/notifications'
+import { zoneInIntl } from '../../lib/preferences'
+import { invalidRequest } from '../../lib/errors'
 import { ListQuery, PatchMeBody, SessionParams } from './schemas'
 import identities from './identities'
 import personalTokens from './tokens'
@@ -24,7 +27,7 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
 
   /** The user, and the families the request may see: a personal access token bound to a family sees that one. */
   async function profile (db: Db, caller: Caller) {
-    const user = await findUser(db, caller.userId)
+    const user = await findProfile(db, caller.userId)
     if (user === undefined) throw new errors.unauthorized('The account no longer exists')
     const families = await membershipsOf(db, caller)
     return { ...user, families }
@@ -41,6 +44,10 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
   fastify.patch('/api/me', {
     config,
     preHandler: async request => {
+      const zone = request.body.preferences?.timeZone
+      if (zone !== undefined && !(zoneInIntl(zone) && await timeZoneKnown(request.db, zone))) {
+        throw invalidRequest([{ path: '/body/preferences/timeZone', message: 'must be an IANA time zone, e.g. Europe/Berlin' }])
+      }
       const { email } = request.body
       if (email === undefined) return
       const current = await findUser(request.db, request.user.id)
@@ -48,18 +55,20 @@ const me: FastifyPluginAsyncTypebox = async function (fastify) {
       await emailChangesByAddress(request)
       await emailChangesByAccount(request)
     },
-    schema: operation('updateMe', 'Change one\'s name or e-mail', {
+    schema: operation('updateMe', 'Change one\'s name, e-mail or preferences', {
       description: 'A request whose email differs from the account\'s is limited like registering: AUTH_RATE_LIMIT_MAX a window per client address and per account, refused ones included (409 EMAIL_TAKEN among them); beyond, 429 with Retry-After. ' +
-        'A change of the name alone, or the same e-mail again, is not counted.',
+        'A change of the name alone, or the same e-mail again, is not counted. ' +
+        'Preferences left out of `preferences` are kept; a time zone that is not an IANA name is a 400. Answers the user as GET /api/me does.',
       body: PatchMeBody,
-      response: { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 409, 429) }
+      response: { 200: Type.Ref('Me'), ...errorResponses(400, 401, 403, 409, 429) }
     })
   }, async request => {
     const { id } = request.user
     return request.db.begin(async tx => {
       await beginChange(tx, null, id)
       if (request.body.email !== undefined && await emailTaken(tx, request.body.email, id)) throw new errors.emailTaken()
-      return updateProfile(tx, id, request.body)
+      await updateProfile(tx, id, request.body)
+      return await profile(tx, callerOf(request.user))
     })
   })
 

@@ -1,6 +1,19 @@
 import { Type } from '@sinclair/typebox'
 import { FamilyRoleSchema, Id, ListOf, Name, Nullable, Pagination, Secret, StrictObject, Timestamp } from '../../lib/schemas'
 import { Email, FrontEndPath, Password, UserName } from '../../lib/account-schemas'
+import { LANGUAGES, UNIT_SYSTEMS } from '../../lib/preferences'
+
+const preferenceFields = {
+  units: Type.Union(UNIT_SYSTEMS.map(units => Type.Literal(units)), {
+    description: 'The units of every text made for the user: metric (kg, cm, °C) or imperial (lb and oz, in, °F). The JSON stays in SI units'
+  }),
+  language: Type.Union(LANGUAGES.map(language => Type.Literal(language)), { description: 'The language of every text made for the user: reminders, the report, the share summary' }),
+  timeZone: Type.String({ minLength: 1, maxLength: 64, description: 'An IANA time zone: of the dates and times in texts, and of "today" in reminders when the quiet hours name none', examples: ['Europe/Berlin'] })
+}
+
+export const Preferences = Type.Object(preferenceFields, {
+  $id: 'Preferences', title: 'Preferences', description: 'What every text made for the user is written in; by default metric, en and UTC'
+})
 
 export const Me = Type.Object({
   id: Id,
@@ -8,12 +21,18 @@ export const Me = Type.Object({
   name: Type.String(),
   role: Type.Union([Type.Literal('admin'), Type.Literal('user')]),
   createdAt: Timestamp,
+  preferences: Type.Ref('Preferences'),
   families: Type.Array(Type.Object({ id: Id, name: Type.String(), role: FamilyRoleSchema() }))
 }, { $id: 'Me', title: 'Me' })
 
 export const PatchMeBody = StrictObject({
   name: Type.Optional(UserName),
-  email: Type.Optional(Email)
+  email: Type.Optional(Email),
+  preferences: Type.Optional(StrictObject({
+    units: Type.Optional(preferenceFields.units),
+    language: Type.Optional(preferenceFields.language),
+    timeZone: Type.Optional(preferenceFields.timeZone)
+  }, { description: 'The preferences to change; those left out are kept' }))
 })
 
 export const PasswordBody = StrictObject({
