@@ -47,6 +47,7 @@ import dueVaccines from './routes/due'
 import health from './routes/health'
 import docs from './routes/docs'
 import growthStandards from './routes/growth-standards'
+import report from './routes/report'
 import vaccineSchedules from './routes/schedules'
 import exportRoutes from './routes/export'
 import changes from './routes/changes'
@@ -219,7 +220,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     api.addHook('onRequest', api.authenticate)
     await registerEach(api, [
       me, calendarFeeds, notifications, growthStandards, vaccineSchedules, families, admin, children,
-      records, measurementImports, attachments, avatars, childGrowth, dueVaccines, exportRoutes,
+      records, measurementImports, attachments, avatars, childGrowth, report, dueVaccines, exportRoutes,
       changes, batch, push, shares, webhooks
     ])
   })

