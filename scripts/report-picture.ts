@@ -23,8 +23,8 @@ const MEASUREMENTS: Array<[string, number, number, number]> = [
 
 async function main (): Promise<void> {
   await onServer(async serverUrl => {
-    const { origin, drop } = await scratchApp(serverUrl, 'picture', { GROWTH_DATA_DIR: path.join(os.tmpdir(), 'no-who-tables') })
     const work = mkdtempSync(path.join(os.tmpdir(), 'child-health-picture-'))
+    const { origin, drop } = await scratchApp(serverUrl, 'picture', { GROWTH_DATA_DIR: path.join(work, 'no-who-tables') })
     try {
       const parent = await request(origin, 'POST', '/api/auth/register', null, { email: 'parent@example.org', password: 'a long enough password', name: 'Parent' })
       const familyId = (await request(origin, 'GET', '/api/me', parent.accessToken)).families[0].id
