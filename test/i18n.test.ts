@@ -1,6 +1,7 @@
 import t from 'tap'
 import { IntlMessageFormat } from 'intl-messageformat'
-import { CATALOGUE, longDate, text, type MessageKey } from '../lib/i18n'
+import { CATALOGUE, choice, longDate, text, type MessageKey } from '../lib/i18n'
+import { INDICATORS } from '../lib/growth/trends'
 import { LANGUAGES } from '../lib/preferences'
 import { VISIT_TYPES } from '../kinds/visits'
 
@@ -61,4 +62,26 @@ t.test('messages and dates as each language writes them', async t => {
   t.equal(text('en', 'reminder.vaccineDose', { vaccine: 'Rotavirus vaccine', named: 'yes', dose: 2 }), 'Rotavirus vaccine dose 2')
   t.equal(text('de', 'reminder.vaccineDose', { vaccine: 'MMR', named: 'no', dose: 2 }), 'Impfung MMR, Dosis 2')
   t.equal(longDate('en', '2024-02-29'), 'February 29, 2024', 'a date is not moved by any time zone')
+})
+
+t.test('every growth indicator, alert, sex and due status of the report has its own words in every language', async t => {
+  const chartIndicators = ['weight-for-age', 'height-for-age', 'head-circumference-for-age', 'bmi-for-age', 'weight-for-length']
+  for (const language of LANGUAGES) {
+    const distinct = (key: MessageKey, name: string, values: string[], extra: Record<string, string> = {}): void => {
+      const texts = new Set(values.map(value => text(language, key, { ...extra, [name]: choice(value) })))
+      t.equal(texts.size, values.length, `${language} ${key}: one text for each of ${values.join(', ')}`)
+    }
+    distinct('report.indicator', 'indicator', [...INDICATORS])
+    distinct('report.chartTitle', 'indicator', chartIndicators)
+    distinct('report.alert', 'kind', ['crossing-down', 'crossing-up', 'flagged'], { date: 'd', indicator: 'i' })
+    distinct('report.sexValue', 'sex', ['female', 'male', 'other'])
+    distinct('report.due', 'status', ['due', 'overdue', 'upcoming'], { date: 'd' })
+    distinct('report.axis', 'quantity', ['months', 'years', 'weight', 'length', 'head', 'bmi'], { unit: 'u' })
+  }
+  t.equal(text('en', 'report.ageValue', { years: 1, months: 1 }), '1 year, 1 month', 'English: one')
+  t.equal(text('en', 'report.ageValue', { years: 2, months: 0 }), '2 years, 0 months', 'English: other')
+  t.equal(text('de', 'report.ageValue', { years: 1, months: 5 }), '1 Jahr, 5 Monate')
+  t.equal(text('fr', 'report.ageValue', { years: 1, months: 1 }), '1 an, 1 mois')
+  t.equal(text('fr', 'report.ageValue', { years: 0, months: 3 }), '0 an, 3 mois', 'French counts 0 as one, by CLDR')
+  t.equal(text('es', 'report.ageValue', { years: 3, months: 1 }), '3 años, 1 mes')
 })
