@@ -13,9 +13,9 @@ import { chartLength, chartWeight, unitNames } from '../lib/i18n/units'
 import type { Language, UnitSystem } from '../lib/preferences'
 import { ageAxis, CDC_CENTILES, WHO_CENTILES, type ChartPage } from '../lib/report/chart'
 import { writeReport, type ReportInput, type ReportRow } from '../lib/report/document'
-import { growthMeasurements } from '../sql/growth'
+import { growthChild, growthMeasurements } from '../sql/growth'
 import { dueOfChildren } from '../sql/medical-events'
-import { reportChild, vaccinesGiven } from '../sql/report'
+import { vaccinesGiven } from '../sql/report'
 
 /** The charts a report can draw, in its order. */
 export const REPORT_CHARTS = ['weight', 'height', 'head', 'bmi', 'weight-for-length'] as const
@@ -47,7 +47,7 @@ const SPECS: Record<ReportChart, ChartSpec> = {
 
 /** Gathers what a report shows and writes it; undefined when the child is gone. */
 export async function childReport (db: Db, charts: Charts, request: ReportRequest): Promise<{ name: string, pdf: ReturnType<typeof writeReport> } | undefined> {
-  const child = await reportChild(db, request.childId)
+  const child = await growthChild(db, request.childId)
   if (child === undefined) return undefined
   const reference = request.reference ?? child.growthReference
   const [measurements, given, due] = await Promise.all([

@@ -26,9 +26,10 @@ export async function growthMeasurements (db: Db, childId: number, from: string 
   `
 }
 
-export async function growthChild (db: Db, childId: number): Promise<GrowthChild & { growthReference: GrowthReference }> {
-  const [row] = await db<Array<GrowthChild & { growthReference: GrowthReference }>>`
-    select sex, date_of_birth as "dateOfBirth",
+/** A child as its growth is scored, with its name; undefined when it is gone. */
+export async function growthChild (db: Db, childId: number): Promise<(GrowthChild & { name: string, growthReference: GrowthReference }) | undefined> {
+  const [row] = await db<Array<GrowthChild & { name: string, growthReference: GrowthReference }>>`
+    select name, sex, date_of_birth as "dateOfBirth",
            gestational_age_weeks as "gestationalAgeAtBirthWeeks", gestational_age_days as "gestationalAgeAtBirthDays",
            growth_reference as "growthReference"
     from children where id = ${childId}

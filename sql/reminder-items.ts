@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import { dayIn } from '../lib/days'
 import type { ReminderSubject } from '../lib/reminders/message'
 import { dueOfChildren, latestDoses } from './medical-events'
 import { allowedMedicineDoses } from './medicine-courses'
@@ -102,13 +103,6 @@ export const scheduleDoses: ReminderSource = async (db, familyIds, { today }) =>
 /** The first word of a child's name: a reminder carries no last name. */
 function firstWord (name: string): string {
   return name.trim().split(/\s+/)[0] ?? ''
-}
-
-/** The date of a moment in a time zone: '2024-05-17'. */
-function dayIn (moment: Date, timeZone: string): string {
-  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })
-    .formatToParts(moment).map(part => [part.type, part.value]))
-  return `${parts.year}-${parts.month}-${parts.day}`
 }
 
 /**

@@ -78,12 +78,10 @@ export async function findProfile (db: Db, id: number): Promise<Profile | undefi
   return row
 }
 
-/** The preferences of users, by id: what the texts made for them are written in. */
-export async function preferencesOf (db: Db, ids: number[]): Promise<Map<number, Preferences>> {
-  const rows = await db<Array<Preferences & { id: number }>>`
-    select id, units, language, time_zone as "timeZone" from users where id = any(${ids}::integer[])
-  `
-  return new Map(rows.map(({ id, ...preferences }) => [id, preferences]))
+/** A user's preferences: what the texts made for them are written in. */
+export async function preferencesOf (db: Db, id: number): Promise<Preferences | undefined> {
+  const [row] = await db<Preferences[]>`select units, language, time_zone as "timeZone" from users where id = ${id}`
+  return row
 }
 
 export async function updateProfile (db: Db, id: number, changes: { name?: string, email?: string, preferences?: Partial<Preferences> }): Promise<Profile> {

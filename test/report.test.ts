@@ -42,6 +42,7 @@ t.test('a report in metric and English: the child, vaccines, measurements with p
   for (const words of ['Growth report', 'Zoë Fontaine', 'Date of birth: January 10, 2024', 'Sex: female', 'Chart: WHO', 'Red flags', 'Vaccines given', 'January 15, 2025: MMR, dose 1', 'Vaccines due', 'Red flags none', 'MMR, dose 2: from January 10, 2029']) {
     t.ok(first.includes(words), `the first page says "${words}"`)
   }
+  t.notOk(first.includes('Corrected age'), 'a child born at term has no corrected age')
   const table = read.pages[1].text
   for (const words of ['Measurements', 'Weight', 'Length/height', '9.875 kg', '75.3 cm', '45.2 cm', '3.4 kg', 'January 10, 2026']) t.ok(table.includes(words), `the table says "${words}"`)
   t.match(table, /9\.875 kg · P\d+(\.\d)?/, 'a weight with its percentile')
@@ -111,6 +112,20 @@ t.test('members and viewers get the report, others do not; a bad query is a 400'
   const ranged = await readPdf((await pdf(app, owner, `/api/children/${childId}/report.pdf?from=2025-01-01&to=2025-12-31&charts=weight`)).bytes)
   t.ok(ranged.pages[1].text.includes('9.875 kg') && ranged.pages[1].text.includes('10.9 kg'), 'the measurements in range')
   t.notOk(ranged.pages[1].text.includes('3.4 kg') || ranged.pages[1].text.includes('12.1 kg'), 'and none outside it')
+})
+
+t.test('a child born preterm shows a corrected age while it applies', async t => {
+  const app = await build(t, { env: { REGISTRATION: 'open' } })
+  const owner = await register(app)
+  const born = new Date(Date.now() - 120 * 86_400_000).toISOString().slice(0, 10)
+  const child = await call(app, owner, 'POST', '/api/children', { name: 'Noa Early', dateOfBirth: born, sex: 'male', familyId: familyOf(owner), gestationalAgeAtBirthWeeks: 30 })
+  t.equal(child.statusCode, 201, child.body)
+  const measuredAt = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10)
+  t.equal((await call(app, owner, 'POST', `/api/children/${child.json().id}/measurements`, { measuredAt, weightKg: 3.1, heightCm: 49 })).statusCode, 201)
+  const first = (await readPdf((await pdf(app, owner, `/api/children/${child.json().id}/report.pdf?charts=weight`)).bytes)).pages[0].text
+  // 120 days old, 70 days (10 weeks) early: 50 days corrected, one whole month.
+  t.ok(first.includes('Age: 0 years, 3 months'), first)
+  t.ok(first.includes('Corrected age: 0 years, 1 month'), first)
 })
 
 t.test('without WHO\'s tables the report leaves their charts out and says why; CDC\'s still draw', async t => {

@@ -91,7 +91,7 @@ export async function replaceSettings (sql: Sql, config: Config, userId: number,
   const before = await channelKeys(sql, userId)
   const fresh = channels.filter(item => !before.has(item.key))
   if (fresh.length > 0) {
-    const language = (await preferencesOf(sql, [userId])).get(userId)?.language ?? 'en'
+    const language = (await preferencesOf(sql, userId))?.language ?? 'en'
     await verify(config, language, fresh)
   }
   const tested = new Set(fresh.map(item => item.key))

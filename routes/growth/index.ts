@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { GrowthReference } from '../../lib/growth/charts'
 import { childGrowth } from '../../lib/growth/child'
+import { errors } from '../../lib/errors'
 import { CROSSING_MAX_DAYS } from '../../lib/growth/trends'
 import { CLOCK_ETAG, ConditionalRead, NotModified, WithETag, errorResponses, operations } from '../../lib/schemas'
 import { growthChild, growthMeasurements } from '../../sql/growth'
@@ -38,6 +39,7 @@ const growth: FastifyPluginAsyncTypebox = async function (fastify) {
       growthChild(request.db, childId),
       growthMeasurements(request.db, childId, from ?? null, to ?? null, Math.ceil(CROSSING_MAX_DAYS))
     ])
+    if (child === undefined) throw new errors.notFound('Child')
     const { tables, options } = fastify.growth.charts((request.query.reference as GrowthReference | undefined) ?? child.growthReference)
     const growth = childGrowth(tables, { id: childId, ...child }, measurements, options)
     if (from === undefined) return growth

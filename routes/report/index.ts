@@ -7,6 +7,7 @@ import { LANGUAGES, UNIT_SYSTEMS, type Language, type UnitSystem } from '../../l
 import { GROWTH_REFERENCES } from '../../lib/growth/charts'
 import { errorResponses, Id, IsoDate, operations, StrictObject } from '../../lib/schemas'
 import { preferencesOf } from '../../sql/users'
+import { dayIn } from '../../lib/days'
 
 const operation = operations(['growth'])
 
@@ -54,8 +55,8 @@ const report: FastifyPluginAsyncTypebox = async function (fastify) {
     const { childId } = request.params
     const { reference, charts, from, to, units, lang } = request.query
     if (from !== undefined && to !== undefined && from > to) throw invalidRequest([{ path: '/querystring/to', message: 'must not be before from' }])
-    const preferences = (await preferencesOf(request.db, [request.user.id])).get(request.user.id)
-    const today = new Intl.DateTimeFormat('en-CA', { timeZone: preferences?.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date())
+    const preferences = await preferencesOf(request.db, request.user.id)
+    const today = dayIn(new Date(), preferences?.timeZone ?? 'UTC')
     const made = await childReport(request.db, reference => fastify.growth.charts(reference), {
       childId,
       reference: reference as GrowthReference | undefined,
